@@ -1,0 +1,109 @@
+import { z } from "zod";
+import { toCents } from "../money/decimal.js";
+import { ruleCheck } from "../validation/issues.js";
+import {
+  currencyCodeSchema,
+  decimalStringSchema,
+  guidSchema,
+  integerStringSchema,
+  timespanSchema,
+  timestampSchema,
+} from "./common.js";
+
+// Wire schemas of the create-authorization call (specification sections 2.1 to 2.4 and 8). The
+// sandbox validates requests with these same schemas, so client and service cannot drift apart.
+
+/** Longest item description the service keeps; longer ones are cut, not rejected (section 2.3). */
+export const DESCRIPTION_MAX_LENGTH = 50;
+
+/** Cuts to `max` UTF-16 units without splitting a surrogate pair. */
+function truncate(value: string, max: number): string {
+  if (value.length <= max) return value;
+  const cut = value.slice(0, max);
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
+/** A required text field: trimmed, then non-empty. */
+const requiredText = () => z.string().trim().min(1);
+
+export const captureModeSchema = z.enum(["Auto", "Manual"]);
+
+export const itemSchema = z.object({
+  id: requiredText().max(50),
+  description: requiredText().transform((value) => truncate(value, DESCRIPTION_MAX_LENGTH)),
+  unitPrice: decimalStringSchema({ maxDecimals: 2 }),
+  quantity: integerStringSchema({ min: 1, max: 99_999_999 }),
+  vat: decimalStringSchema({ maxDecimals: 2, min: 0, max: 100 }),
+});
+
+/** Sum of unitPrice × quantity in cents, or undefined while any item is still invalid. */
+export function orderTotalCents(
+  items: ReadonlyArray<{ unitPrice: string; quantity: string }>,
+): bigint | undefined {
+  let total = 0n;
+  for (const { unitPrice, quantity } of items) {
+    try {
+      total += toCents(unitPrice) * BigInt(quantity);
+    } catch {
+      return undefined;
+    }
+  }
+  return total;
+}
+
+export const orderRequestSchema = z
+  .object({
+    items: z.array(itemSchema).min(1),
+    currency: currencyCodeSchema,
+    reference: z.string().max(50).optional(),
+    actionReference: z.string().max(255).optional(),
+    settlementReference: z.string().max(50).optional(),
+    captureMode: captureModeSchema.optional(),
+  })
+  .superRefine((order, ctx) => {
+    // Our assumption, not the specification's: a charge must be for more than nothing.
+    const total = orderTotalCents(order.items);
+    if (total !== undefined && total <= 0n) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["items"],
+        ...ruleCheck("positive_total", "must add up to more than 0"),
+      });
+    }
+  });
+
+export const attemptScheduleSchema = z
+  .object({
+    relative: z.array(timespanSchema).min(1).optional(),
+    absolute: z.array(timestampSchema).min(1).optional(),
+    preferSynchronous: z.boolean().optional(),
+  })
+  .superRefine((schedule, ctx) => {
+    const set = (["relative", "absolute", "preferSynchronous"] as const).filter(
+      (key) => schedule[key] !== undefined,
+    );
+    if (set.length > 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: [],
+        ...ruleCheck(
+          "one_schedule",
+          `may set only one of relative, absolute, preferSynchronous (got ${set.join(", ")})`,
+        ),
+      });
+    }
+  });
+
+export const authorizationRequestSchema = z.object({
+  customerToken: guidSchema,
+  storeId: requiredText().optional(),
+  order: orderRequestSchema,
+  attemptSchedule: attemptScheduleSchema.optional(),
+});
+
+/** The create-authorization body as it goes on the wire (after trimming and truncation). */
+export type AuthorizationRequest = z.output<typeof authorizationRequestSchema>;
+export type OrderRequest = z.output<typeof orderRequestSchema>;
+export type Item = z.output<typeof itemSchema>;
+export type AttemptSchedule = z.output<typeof attemptScheduleSchema>;
+export type CaptureMode = z.output<typeof captureModeSchema>;

@@ -1,0 +1,105 @@
+import type { z } from "zod";
+
+/**
+ * The rules a request can break. The client and the sandbox report the same rule for the same
+ * problem, so a failure found locally reads exactly like the one the service would have returned.
+ */
+export type ValidationRule =
+  | "required"
+  | "type"
+  | "guid"
+  | "currency"
+  | "decimal"
+  | "decimals"
+  | "integer"
+  | "min"
+  | "max"
+  | "min_length"
+  | "max_length"
+  | "min_items"
+  | "enum"
+  | "timespan"
+  | "timestamp"
+  | "one_schedule"
+  | "positive_total";
+
+/** One problem with a request: where it is (`order.items[0].vat`), which rule, and what to do. */
+export interface ValidationIssue {
+  /** Field path in dotted form with array indexes: `order.items[0].unitPrice`. */
+  readonly path: string;
+  readonly rule: ValidationRule;
+  /** A sentence that starts with the path, e.g. "order.items[0].vat must be at most 100". */
+  readonly message: string;
+}
+
+/** `["order", "items", 0, "vat"]` → `order.items[0].vat`. */
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out === "" ? "(request)" : out;
+}
+
+/** Parameters our own refinements attach to a custom zod issue. */
+export interface RuleParams {
+  rule: ValidationRule;
+}
+
+/** Options for a zod refinement that reports `rule` with the sentence `text` after the path. */
+export function ruleCheck(rule: ValidationRule, text: string): { message: string; params: RuleParams } {
+  return { message: text, params: { rule } };
+}
+
+/** Maps zod's issues to ours: every message names the field and the rule. */
+export function toValidationIssues(error: z.ZodError): ValidationIssue[] {
+  return error.issues.map((issue) => {
+    const path = formatPath(issue.path);
+    const { rule, text } = describe(issue);
+    return { path, rule, message: `${path} ${text}` };
+  });
+}
+
+function describe(issue: z.core.$ZodIssue): { rule: ValidationRule; text: string } {
+  switch (issue.code) {
+    case "custom": {
+      const rule = (issue.params as RuleParams | undefined)?.rule ?? "type";
+      return { rule, text: issue.message };
+    }
+    case "invalid_type":
+      if (issue.input === undefined) return { rule: "required", text: "is required" };
+      if (issue.expected === "int") return { rule: "integer", text: "must be a whole number" };
+      return { rule: "type", text: `must be ${article(issue.expected)}` };
+    case "too_small":
+      if (issue.origin === "string") {
+        return { rule: "min_length", text: `must be at least ${issue.minimum} characters long` };
+      }
+      if (issue.origin === "array") {
+        return {
+          rule: "min_items",
+          text: `must have at least ${issue.minimum} item${plural(issue.minimum)}`,
+        };
+      }
+      return { rule: "min", text: `must be at least ${issue.minimum}` };
+    case "too_big":
+      if (issue.origin === "string") {
+        return { rule: "max_length", text: `must be at most ${issue.maximum} characters long` };
+      }
+      return { rule: "max", text: `must be at most ${issue.maximum}` };
+    case "invalid_value":
+      return { rule: "enum", text: `must be one of ${issue.values.map(String).join(", ")}` };
+    case "invalid_union":
+      return { rule: "type", text: "has an unsupported type" };
+    default:
+      return { rule: "type", text: issue.message };
+  }
+}
+
+function article(expected: string): string {
+  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
+}
+
+function plural(count: number | bigint): string {
+  return Number(count) === 1 ? "" : "s";
+}
