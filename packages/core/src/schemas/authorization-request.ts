@@ -60,17 +60,21 @@ export const orderRequestSchema = z
     settlementReference: z.string().max(50).optional(),
     captureMode: captureModeSchema.optional(),
   })
-  .superRefine((order, ctx) => {
-    // Our assumption, not the specification's: a charge must be for more than nothing.
-    const total = orderTotalCents(order.items);
-    if (total !== undefined && total <= 0n) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["items"],
-        ...ruleCheck("positive_total", "must add up to more than 0"),
-      });
-    }
-  });
+  .superRefine(
+    (order, ctx) => {
+      // Our assumption, not the specification's: a charge must be for more than nothing.
+      const total = orderTotalCents(order.items);
+      if (total !== undefined && total <= 0n) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["items"],
+          ...ruleCheck("positive_total", "must add up to more than 0"),
+        });
+      }
+    },
+    // Only a total of valid items means anything.
+    { when: (payload) => payload.issues.length === 0 },
+  );
 
 export const attemptScheduleSchema = z
   .object({

@@ -52,23 +52,46 @@ export function ruleCheck(rule: ValidationRule, text: string): { message: string
   return { message: text, params: { rule } };
 }
 
-/** Maps zod's issues to ours: every message names the field and the rule. */
-export function toValidationIssues(error: z.ZodError): ValidationIssue[] {
+/**
+ * Maps zod's issues to ours: every message names the field and the rule. Pass the parsed `input`
+ * so a missing field ("required") is told apart from one of the wrong type ("type").
+ */
+export function toValidationIssues(error: z.ZodError, input: unknown): ValidationIssue[] {
   return error.issues.map((issue) => {
     const path = formatPath(issue.path);
-    const { rule, text } = describe(issue);
+    const { rule, text } = describe(issue, valueAt(input, issue.path));
     return { path, rule, message: `${path} ${text}` };
   });
 }
 
-function describe(issue: z.core.$ZodIssue): { rule: ValidationRule; text: string } {
+/** Checks `input` with `schema`: the parsed value, or every issue with its path and rule. */
+export function checkWith<T extends z.ZodType>(
+  schema: T,
+  input: unknown,
+): { success: true; data: z.output<T> } | { success: false; issues: ValidationIssue[] } {
+  const parsed = schema.safeParse(input);
+  return parsed.success
+    ? { success: true, data: parsed.data }
+    : { success: false, issues: toValidationIssues(parsed.error, input) };
+}
+
+function valueAt(input: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let value = input;
+  for (const key of path) {
+    if (typeof value !== "object" || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function describe(issue: z.core.$ZodIssue, received: unknown): { rule: ValidationRule; text: string } {
   switch (issue.code) {
     case "custom": {
       const rule = (issue.params as RuleParams | undefined)?.rule ?? "type";
       return { rule, text: issue.message };
     }
     case "invalid_type":
-      if (issue.input === undefined) return { rule: "required", text: "is required" };
+      if (received === undefined) return { rule: "required", text: "is required" };
       if (issue.expected === "int") return { rule: "integer", text: "must be a whole number" };
       return { rule: "type", text: `must be ${article(issue.expected)}` };
     case "too_small":

@@ -1,0 +1,150 @@
+import type { Dispatcher } from "undici";
+import type { Logger } from "../config/options.js";
+import { AuthenticationError } from "../errors/errors.js";
+import { isConnectionError, sendOnce } from "../http/transport.js";
+import { oauthErrorSchema, tokenResponseSchema } from "../schemas/oauth.js";
+
+/** A bearer token and when it stops being valid (epoch ms, our clock). */
+export interface AccessToken {
+  readonly value: string;
+  readonly expiresAt: number;
+}
+
+export interface TokenProviderOptions {
+  tokenUrl: URL;
+  clientId: string;
+  clientSecret: string;
+  scope: string;
+  dispatcher: Dispatcher;
+  timeoutMs: number;
+  refreshMarginMs: number;
+  now: () => number;
+  logger: Logger;
+}
+
+/**
+ * OAuth 2.0 client-credentials tokens, cached. Like Azure's token cycler: inside the refresh margin
+ * the current token keeps serving while one background refresh runs; only an expired (or
+ * discarded) token makes callers wait. Every caller shares the single request in flight, so 1,000
+ * concurrent first calls make one token request.
+ */
+export class TokenProvider {
+  readonly #options: TokenProviderOptions;
+  #current: AccessToken | undefined;
+  #inFlight: Promise<AccessToken> | undefined;
+
+  constructor(options: TokenProviderOptions) {
+    this.#options = options;
+  }
+
+  /** A token valid now. Waits only when there is none or it has expired. */
+  async getToken(): Promise<AccessToken> {
+    const current = this.#current;
+    const now = this.#options.now();
+    if (current && now < current.expiresAt - this.#options.refreshMarginMs) return current;
+    if (current && now < current.expiresAt) {
+      this.#refresh().catch((error: unknown) => {
+        // The current token still works; the next call after the margin tries again.
+        this.#options.logger.warn?.("purchase-auth: background token refresh failed", {
+          error: describe(error),
+        });
+      });
+      return current;
+    }
+    return this.#refresh();
+  }
+
+  /**
+   * Called after a 401. Forgets the token only if it is still the one that failed, so a burst of
+   * 401s for one old token causes one refresh, not one per caller.
+   */
+  invalidate(failed: AccessToken): void {
+    if (this.#current === failed) this.#current = undefined;
+  }
+
+  #refresh(): Promise<AccessToken> {
+    this.#inFlight ??= this.#requestToken().finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  async #requestToken(): Promise<AccessToken> {
+    const { tokenUrl, clientId, clientSecret, scope, dispatcher, timeoutMs, now, logger } = this.#options;
+    const requestedAt = now();
+    const body = new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: clientId,
+      client_secret: clientSecret,
+      scope,
+    }).toString();
+    let response: Awaited<ReturnType<typeof sendOnce>>;
+    try {
+      response = await sendOnce(dispatcher, {
+        method: "POST",
+        url: tokenUrl,
+        headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      throw new TokenEndpointUnreachableError(error);
+    }
+    const json = parseJson(response.body);
+    if (response.status !== 200) {
+      const oauth = oauthErrorSchema.safeParse(json);
+      const code = oauth.success ? oauth.data.error : undefined;
+      const description =
+        oauth.success && oauth.data.error_description ? `: ${oauth.data.error_description}` : "";
+      const error = new AuthenticationError(
+        `Token request failed with ${response.status}${code ? ` ${code}` : ""}${description}`,
+        { status: response.status, ...(code === undefined ? {} : { oauthError: code }) },
+      );
+      if (response.status >= 500) throw new TokenEndpointUnreachableError(error);
+      throw error;
+    }
+    const parsed = tokenResponseSchema.safeParse(json);
+    if (!parsed.success) {
+      throw new AuthenticationError("Token endpoint answered 200 without a usable Bearer token", {
+        status: 200,
+      });
+    }
+    // Expiry counts from when we asked, not when the answer arrived: never later than the server's.
+    const token = { value: parsed.data.access_token, expiresAt: requestedAt + parsed.data.expires_in * 1000 };
+    this.#current = token;
+    logger.debug?.("purchase-auth: obtained access token", { expiresInSeconds: parsed.data.expires_in });
+    return token;
+  }
+}
+
+/**
+ * The token endpoint could not be reached or failed on its side (5xx): a transient condition the
+ * caller may retry. No request reached the service.
+ */
+export class TokenEndpointUnreachableError extends Error {
+  constructor(cause: unknown) {
+    super("The token endpoint is unreachable or failing", { cause });
+    this.name = "TokenEndpointUnreachableError";
+  }
+
+  /** The error to give the caller once retries are spent. */
+  toPublicError(): AuthenticationError {
+    if (AuthenticationError.isInstance(this.cause)) return this.cause;
+    const connection = isConnectionError(this.cause) ? " (connection failed)" : "";
+    return new AuthenticationError(`The token endpoint could not be reached${connection}`, {
+      cause: this.cause,
+    });
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,83 @@
+import { inspect } from "node:util";
+import type { Dispatcher } from "undici";
+import { TokenProvider } from "./auth/token-provider.js";
+import { type PurchaseAuthClientOptions, type ResolvedOptions, resolveOptions } from "./config/options.js";
+import { Executor } from "./http/executor.js";
+import { createDefaultDispatcher } from "./http/transport.js";
+import { Authorizations } from "./resources/authorizations.js";
+import { CustomerTokens } from "./resources/customer-tokens.js";
+import { Orders } from "./resources/orders.js";
+import type { WebhookEvent } from "./schemas/webhook-events.js";
+import { type VerifyWebhookOptions, verifyWebhook, type WebhookHeaders } from "./webhooks/verify.js";
+
+/**
+ * The client of the Purchase Authorization Service. Create one per set of credentials and share it:
+ * it caches the access token and keeps connections alive.
+ *
+ * ```ts
+ * const client = new PurchaseAuthClient({ baseUrl, clientId, clientSecret, scope });
+ * const { authorizationId, orderId } = await client.authorizations.create(request);
+ * ```
+ */
+export class PurchaseAuthClient {
+  readonly authorizations: Authorizations;
+  readonly orders: Orders;
+  readonly customerTokens: CustomerTokens;
+  readonly #options: ResolvedOptions;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+
+  constructor(options: PurchaseAuthClientOptions) {
+    const resolved = resolveOptions(options);
+    this.#options = resolved;
+    this.#ownsDispatcher = resolved.dispatcher === undefined;
+    this.#dispatcher = resolved.dispatcher ?? createDefaultDispatcher();
+    const tokens = new TokenProvider({
+      tokenUrl: new URL(resolved.authUrl + resolved.paths.token),
+      clientId: resolved.clientId,
+      clientSecret: options.clientSecret,
+      scope: resolved.scope,
+      dispatcher: this.#dispatcher,
+      timeoutMs: resolved.timeoutMs,
+      refreshMarginMs: resolved.tokenRefreshMarginMs,
+      now: resolved.now,
+      logger: resolved.logger,
+    });
+    const executor = new Executor(resolved, tokens, this.#dispatcher);
+    this.authorizations = new Authorizations(executor, resolved);
+    this.orders = new Orders(executor, resolved);
+    this.customerTokens = new CustomerTokens(executor, resolved);
+  }
+
+  /**
+   * Verifies a webhook with this client's header and event-name overrides. The same as the
+   * standalone `verifyWebhook`, which needs no client.
+   */
+  verifyWebhook(
+    rawBody: string | Uint8Array,
+    headers: WebhookHeaders,
+    secrets: string | ReadonlyArray<string>,
+    options: Omit<VerifyWebhookOptions, "headers" | "eventTypes"> = {},
+  ): WebhookEvent {
+    return verifyWebhook(rawBody, headers, secrets, {
+      ...options,
+      headers: this.#options.headers,
+      eventTypes: this.#options.eventTypes,
+    });
+  }
+
+  /** Closes the connections of the client's own dispatcher (not of one you passed in). */
+  async close(): Promise<void> {
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+
+  /** What `JSON.stringify` shows: the configuration, never the secret or a token. */
+  toJSON(): Record<string, unknown> {
+    const { baseUrl, authUrl, clientId, scope, timeoutMs, deadlineMs, maxRetries } = this.#options;
+    return { baseUrl, authUrl, clientId, scope, timeoutMs, deadlineMs, maxRetries };
+  }
+
+  [inspect.custom](): string {
+    return `PurchaseAuthClient ${inspect(this.toJSON())}`;
+  }
+}

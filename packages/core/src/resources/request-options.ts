@@ -1,0 +1,55 @@
+import type { z } from "zod";
+import { UnexpectedResponseError } from "../errors/errors.js";
+import type { HttpResponse } from "../http/transport.js";
+import { newIdempotencyKey } from "../idempotency/keys.js";
+import { guidSchema } from "../schemas/common.js";
+import { parseOrThrow } from "../validation/parse.js";
+
+/** Per-call options of every operation. */
+export interface RequestOptions {
+  /** Aborts the call, including retries and backoff. */
+  signal?: AbortSignal;
+}
+
+/** Per-call options of writes. */
+export interface WriteOptions extends RequestOptions {
+  /**
+   * A GUID that makes the write safe to repeat. Generated when omitted; pass your own (see
+   * `idempotencyKeyFor`) so a process that restarts mid-call repeats it with the same key.
+   */
+  idempotencyKey?: string;
+}
+
+/** The caller's key (checked to be a GUID before any network call) or a fresh one. */
+export function resolveIdempotencyKey(options: WriteOptions | undefined): string {
+  if (options?.idempotencyKey === undefined) return newIdempotencyKey();
+  return parseOrThrow(guidSchema, options.idempotencyKey, "idempotencyKey");
+}
+
+/** Checks an identifier argument (orderId, customerToken) before any network call. */
+export function checkGuidArgument(value: unknown, name: string): string {
+  return parseOrThrow(guidSchema, value, name);
+}
+
+/** Parses a 2xx JSON body; a body that does not match is the service's fault, reported as such. */
+export function parseSuccessBody<T extends z.ZodType>(
+  schema: T,
+  response: HttpResponse,
+  context: { operation: string; idempotencyKey?: string },
+): z.output<T> {
+  let json: unknown;
+  try {
+    json = JSON.parse(response.body);
+  } catch {
+    json = undefined;
+  }
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  throw new UnexpectedResponseError(
+    `${context.operation}: HTTP ${response.status} with a body this client does not understand`,
+    {
+      status: response.status,
+      ...(context.idempotencyKey === undefined ? {} : { idempotencyKey: context.idempotencyKey }),
+    },
+  );
+}

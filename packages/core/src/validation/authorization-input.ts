@@ -1,0 +1,134 @@
+import { ValidationError } from "../errors/errors.js";
+import { decimalStringOf, fractionDigits } from "../money/decimal.js";
+import {
+  type AuthorizationRequest,
+  authorizationRequestSchema,
+  type CaptureMode,
+} from "../schemas/authorization-request.js";
+import { checkWith, type ValidationIssue } from "./issues.js";
+
+/** An item as callers may write it: amounts as numbers or decimal strings. */
+export interface ItemInput {
+  /** Article id, at most 50 characters after trimming. */
+  id: string;
+  /** Shown on the receipt; trimmed, and cut to 50 characters as the service does. */
+  description: string;
+  /** Unit price including VAT, at most 2 decimals ("12.50" or 12.5). Negative for discounts. */
+  unitPrice: string | number;
+  /** 1 to 99,999,999. */
+  quantity: string | number;
+  /** VAT in percent, 0 to 100, at most 2 decimals. */
+  vat: string | number;
+}
+
+export interface OrderInput {
+  items: ItemInput[];
+  /** ISO 4217 code; must match the customer token's currency. Lower case is accepted. */
+  currency: string;
+  /** Your order reference, at most 50 characters. */
+  reference?: string;
+  /** Reference of this action, shown on the settlement report; at most 255 characters. */
+  actionReference?: string;
+  /** Groups settlement reports; at most 50 characters. */
+  settlementReference?: string;
+  /** Auto captures at once; Manual waits for `orders.capture`. Omitted: the token's mode. */
+  captureMode?: CaptureMode;
+}
+
+export interface AttemptScheduleInput {
+  /** Delays between attempts, each `dd.HH:mm:ss` after the previous one. */
+  relative?: string[];
+  /** Attempt times, `yyyy-MM-ddTHH:mm:ss±hh:mm`; Date objects are converted (UTC). */
+  absolute?: Array<string | Date>;
+  /** One synchronous attempt unless the customer must complete a challenge. */
+  preferSynchronous?: boolean;
+}
+
+export interface AuthorizationRequestInput {
+  /** The customer token (a GUID) from the customer's first checkout. */
+  customerToken: string;
+  /** Omitted: the store id held in the customer token. */
+  storeId?: string;
+  order: OrderInput;
+  /** Omitted or empty: one asynchronous attempt as soon as possible. At most one field. */
+  attemptSchedule?: AttemptScheduleInput;
+}
+
+/** `Date` → `yyyy-MM-ddTHH:mm:ss+00:00` (the service's absolute time format has no milliseconds). */
+export function formatScheduleTime(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}+00:00`;
+}
+
+/** A number or decimal string → decimal string; anything else is left for the schema to reject. */
+function decimalOrAsIs(value: unknown): unknown {
+  return typeof value === "number" || typeof value === "bigint" ? (decimalStringOf(value) ?? value) : value;
+}
+
+/** Prices go on the wire with exactly 2 decimals ("12.5" → "12.50"); never rounded. */
+function priceOrAsIs(value: unknown): unknown {
+  const text = decimalOrAsIs(value);
+  if (typeof text !== "string") return text;
+  const decimals = decimalStringOf(text) === undefined ? Number.NaN : fractionDigits(text);
+  if (decimals === 0) return `${text}.00`;
+  if (decimals === 1) return `${text}0`;
+  return text;
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/**
+ * Turns friendly input into the wire shape without judging it: numbers become exact decimal
+ * strings, currency codes upper case, Dates schedule strings. Wrong types pass through unchanged so
+ * the wire schema reports them with the field's path.
+ */
+export function toWireShape(input: unknown): unknown {
+  const request = record(input);
+  const order = record(request?.order);
+  if (!request || !order) return input;
+  const items = Array.isArray(order.items)
+    ? order.items.map((item) => {
+        const fields = record(item);
+        if (!fields) return item;
+        return {
+          ...fields,
+          unitPrice: priceOrAsIs(fields.unitPrice),
+          quantity: decimalOrAsIs(fields.quantity),
+          vat: decimalOrAsIs(fields.vat),
+        };
+      })
+    : order.items;
+  const currency = typeof order.currency === "string" ? order.currency.toUpperCase() : order.currency;
+  const schedule = record(request.attemptSchedule);
+  const absolute =
+    schedule && Array.isArray(schedule.absolute)
+      ? schedule.absolute.map((time) => (time instanceof Date ? formatScheduleTime(time) : time))
+      : schedule?.absolute;
+  return {
+    ...request,
+    order: { ...order, items, currency },
+    ...(schedule
+      ? { attemptSchedule: { ...schedule, ...(absolute === undefined ? {} : { absolute }) } }
+      : {}),
+  };
+}
+
+export type AuthorizationValidationResult =
+  | { success: true; request: AuthorizationRequest }
+  | { success: false; issues: ValidationIssue[] };
+
+/** Checks a create-authorization request against every rule of specification sections 2 and 8. */
+export function checkAuthorizationRequest(input: unknown): AuthorizationValidationResult {
+  const result = checkWith(authorizationRequestSchema, toWireShape(input));
+  return result.success ? { success: true, request: result.data } : result;
+}
+
+/** Like `checkAuthorizationRequest`, but throws a `ValidationError` naming every broken rule. */
+export function validateAuthorizationRequest(input: AuthorizationRequestInput): AuthorizationRequest {
+  const result = checkAuthorizationRequest(input);
+  if (!result.success) throw new ValidationError(result.issues);
+  return result.request;
+}
