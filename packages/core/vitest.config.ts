@@ -1,6 +1,14 @@
+import { fileURLToPath } from "node:url";
 import { defineProject } from "vitest/config";
 
 export default defineProject({
+  resolve: {
+    alias: {
+      // The sandbox depends on core, so core cannot list it as a dependency (a cycle turbo rejects).
+      // Core's tests use the sandbox's build, which `pnpm test` makes before running vitest.
+      "@purchase-auth/sandbox": fileURLToPath(new URL("../sandbox/dist/index.js", import.meta.url)),
+    },
+  },
   test: {
     name: "core",
     include: ["test/**/*.test.ts"],

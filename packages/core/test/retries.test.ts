@@ -1,0 +1,196 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import {
+  AuthenticationError,
+  OutcomeUnknownError,
+  PurchaseAuthClient,
+  ServiceUnavailableError,
+} from "../src/index.js";
+import { validRequest } from "./fixtures.js";
+import { FAST_RETRIES, openShop, type SandboxServer, startSandbox } from "./sandbox-fixture.js";
+
+const CREATE = { method: "POST", path: "/purchase/authorizations" };
+
+let sandbox: SandboxServer;
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+beforeEach(() => sandbox.clearFaults());
+afterAll(() => sandbox.close());
+
+function chargeOf(shop: ReturnType<typeof openShop>) {
+  return validRequest({ customerToken: shop.customerToken, attemptSchedule: { preferSynchronous: true } });
+}
+
+/** Each logical charge must exist exactly once at the service. */
+function authorizationsOf(shop: ReturnType<typeof openShop>) {
+  return sandbox.authorizations({ merchantId: shop.merchantId });
+}
+
+describe("retries with the same idempotency key", () => {
+  it("retries a 503 and charges once", async () => {
+    const shop = openShop(sandbox);
+    sandbox.injectFault({ kind: "unavailable", match: CREATE, count: 2 });
+    const result = await shop.client.authorizations.create(chargeOf(shop));
+    expect(result.synchronous).toBe(true);
+    expect(authorizationsOf(shop)).toHaveLength(1);
+  });
+
+  it("recovers a connection dropped after the service committed: the retry replays, no second charge", async () => {
+    const shop = openShop(sandbox);
+    sandbox.injectFault({ kind: "drop_after_commit", match: CREATE, count: 1 });
+    const result = await shop.client.authorizations.create(chargeOf(shop));
+    const recorded = authorizationsOf(shop);
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatchObject({
+      authorizationId: result.authorizationId,
+      idempotencyKey: result.idempotencyKey,
+    });
+  });
+
+  it("waits out IDEMPOTENCY_REQUEST_IN_PROGRESS and charges once", async () => {
+    const shop = openShop(sandbox);
+    sandbox.injectFault({ kind: "in_progress", match: CREATE, count: 2 });
+    await shop.client.authorizations.create(chargeOf(shop));
+    expect(authorizationsOf(shop)).toHaveLength(1);
+  });
+
+  it("times out a slow attempt, retries while the first is still in progress, and charges once", async () => {
+    const shop = openShop(sandbox, {
+      timeoutMs: 100,
+      maxRetries: 8,
+      retryBaseDelayMs: 50,
+      retryMaxDelayMs: 100,
+    });
+    sandbox.injectFault({ kind: "latency", match: CREATE, count: 1, latencyMs: 300 });
+    const result = await shop.client.authorizations.create(chargeOf(shop));
+    const recorded = authorizationsOf(shop);
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]?.authorizationId).toBe(result.authorizationId);
+  });
+
+  it("retries a reset on a reused socket once even with maxRetries 0", async () => {
+    const shop = openShop(sandbox, { maxRetries: 0 });
+    await shop.client.customerTokens.get(shop.customerToken); // the socket is now pooled
+    sandbox.injectFault({ kind: "reset_before_processing", match: CREATE, count: 1 });
+    await shop.client.authorizations.create(chargeOf(shop));
+    expect(authorizationsOf(shop)).toHaveLength(1);
+  });
+
+  it("never retries with maxRetries 0 otherwise", async () => {
+    const shop = openShop(sandbox, { maxRetries: 0 });
+    sandbox.injectFault({ kind: "unavailable", match: CREATE, count: 1 });
+    const before = sandbox.stats().requests;
+    await expect(shop.client.authorizations.create(chargeOf(shop))).rejects.toBeInstanceOf(
+      ServiceUnavailableError,
+    );
+    expect(sandbox.stats().requests - before).toBe(2); // token + one create
+  });
+});
+
+describe("when retries run out", () => {
+  it("reports 503s as ServiceUnavailableError with the key, and nothing was charged", async () => {
+    const shop = openShop(sandbox, { maxRetries: 2 });
+    sandbox.injectFault({ kind: "unavailable", match: CREATE, count: null });
+    const error = await shop.client.authorizations.create(chargeOf(shop)).catch((e) => e);
+    expect(ServiceUnavailableError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ status: 503, retryable: true });
+    expect(error.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect(authorizationsOf(shop)).toHaveLength(0);
+  });
+
+  it("reports dropped connections as OutcomeUnknownError; the same key later resolves to exactly one charge", async () => {
+    const shop = openShop(sandbox, { maxRetries: 2 });
+    sandbox.injectFault({ kind: "drop_after_commit", match: CREATE, count: null });
+    const request = chargeOf(shop);
+    const error = await shop.client.authorizations.create(request).catch((e) => e);
+    expect(OutcomeUnknownError.isInstance(error)).toBe(true);
+    expect(error.retryable).toBe(true);
+    expect(authorizationsOf(shop)).toHaveLength(1); // it did happen, we could not hear it
+
+    sandbox.clearFaults();
+    const resolved = await shop.client.authorizations.create(request, {
+      idempotencyKey: error.idempotencyKey,
+    });
+    expect(authorizationsOf(shop)).toHaveLength(1);
+    expect(resolved.authorizationId).toBe(authorizationsOf(shop)[0]?.authorizationId);
+  });
+
+  it("respects the total deadline", async () => {
+    const shop = openShop(sandbox, { timeoutMs: 50, deadlineMs: 200, maxRetries: 10 });
+    const faultId = sandbox.injectFault({ kind: "latency", match: CREATE, count: null, latencyMs: 150 });
+    const error = await shop.client.authorizations.create(chargeOf(shop)).catch((e) => e);
+    expect(OutcomeUnknownError.isInstance(error)).toBe(true);
+    // Every attempt takes at least its 50 ms timeout, so a 200 ms deadline allows at most 4 of the
+    // 11 that maxRetries would: the deadline, not the retry count, ended the call.
+    const attempts = sandbox.faults().find((fault) => fault.faultId === faultId)?.fired ?? 0;
+    expect(attempts).toBeGreaterThanOrEqual(1);
+    expect(attempts).toBeLessThanOrEqual(4);
+  });
+
+  it("reports an abort before sending as the abort itself, and after sending as an unknown outcome", async () => {
+    const shop = openShop(sandbox);
+    const aborted = AbortSignal.abort(new Error("stop"));
+    await expect(shop.client.authorizations.create(chargeOf(shop), { signal: aborted })).rejects.toThrow(
+      "stop",
+    );
+
+    sandbox.injectFault({ kind: "latency", match: CREATE, count: 1, latencyMs: 300 });
+    const controller = new AbortController();
+    const pending = shop.client.authorizations.create(chargeOf(shop), { signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    const error = await pending.catch((e) => e);
+    expect(OutcomeUnknownError.isInstance(error)).toBe(true);
+  });
+});
+
+describe("token endpoint failures", () => {
+  it("retries a token endpoint outage and then succeeds", async () => {
+    const shop = openShop(sandbox);
+    sandbox.injectFault({ kind: "token_endpoint_down", count: 2 });
+    await shop.client.authorizations.create(chargeOf(shop));
+    expect(authorizationsOf(shop)).toHaveLength(1);
+  });
+
+  it("reports a lasting outage as AuthenticationError, with nothing charged", async () => {
+    const shop = openShop(sandbox, { maxRetries: 1 });
+    sandbox.injectFault({ kind: "token_endpoint_down", count: null });
+    const error = await shop.client.authorizations.create(chargeOf(shop)).catch((e) => e);
+    expect(AuthenticationError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ status: 503, oauthError: "temporarily_unavailable" });
+    expect(authorizationsOf(shop)).toHaveLength(0);
+  });
+
+  it("recovers from a token revoked early (401 → refresh → retry once)", async () => {
+    const shop = openShop(sandbox, { maxRetries: 0 });
+    await shop.client.customerTokens.get(shop.customerToken);
+    sandbox.injectFault({ kind: "revoke_access_token", match: CREATE, count: 1 });
+    await shop.client.authorizations.create(chargeOf(shop));
+    expect(authorizationsOf(shop)).toHaveLength(1);
+  });
+});
+
+describe("secret hygiene under failure", () => {
+  it("keeps the client secret and access tokens out of every log line and error", async () => {
+    const shop = openShop(sandbox);
+    const lines: string[] = [];
+    const record = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+      lines.push(`${level} ${message} ${JSON.stringify(fields)}`);
+    const client = new PurchaseAuthClient({
+      ...shop.credentials,
+      ...FAST_RETRIES,
+      maxRetries: 2,
+      logger: { debug: record("debug"), info: record("info"), warn: record("warn"), error: record("error") },
+    });
+    await client.customerTokens.get(shop.customerToken);
+    sandbox.revokeAccessTokens({ clientId: shop.clientId }); // the next call gets a 401 and refreshes
+    sandbox.injectFault({ kind: "drop_after_commit", match: CREATE, count: null }); // then retries
+    const error = await client.authorizations.create(chargeOf(shop)).catch((e) => e);
+    expect(lines.length).toBeGreaterThan(2);
+    const issued = sandbox.tokenRequests().filter((request) => request.clientId === shop.clientId);
+    expect(issued.length).toBe(2);
+    const everything = [...lines, JSON.stringify(error), String(error), error.stack ?? ""].join("\n");
+    expect(everything).not.toContain(shop.clientSecret);
+    expect(everything).not.toMatch(/Bearer\s+\S+/);
+    expect(everything).not.toContain("access_token");
+  });
+});
