@@ -1,0 +1,35 @@
+/**
+ * Virtual time = real time + an offset that only grows. Tests move it forward instead of sleeping;
+ * between moves it runs at real speed, so a demo left running behaves like the real service.
+ */
+export class VirtualClock {
+  #offsetMs = 0;
+
+  /** Virtual epoch milliseconds. */
+  now(): number {
+    return Date.now() + this.#offsetMs;
+  }
+
+  /** Virtual time as an ISO 8601 string (UTC). */
+  nowIso(): string {
+    return new Date(this.now()).toISOString();
+  }
+
+  /** Moves virtual time forward by `ms`; it never moves backwards. Returns the new now. */
+  advance(ms: number): number {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`cannot advance the clock by ${ms} ms`);
+    this.#offsetMs += ms;
+    return this.now();
+  }
+
+  /** Moves virtual time forward to `time` when that is later than now. */
+  advanceTo(time: number): void {
+    const now = this.now();
+    if (time > now) this.#offsetMs += time - now;
+  }
+
+  /** Back to real time (used by reset, when nothing scheduled survives). */
+  reset(): void {
+    this.#offsetMs = 0;
+  }
+}

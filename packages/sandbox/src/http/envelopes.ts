@@ -1,0 +1,75 @@
+import { STATUS_CODES } from "node:http";
+import { ERROR_REASONS, type ErrorReason, type ValidationIssue } from "@purchase-auth/core";
+import { newGuid } from "../core/ids.js";
+import type { ApiResponse } from "./types.js";
+
+// The response envelopes of specification sections 2.5 and 2.6. Every response gets a fresh `id`.
+
+/** One entry of `error.errors`. INVALID_REQUEST entries also name the field and the rule broken. */
+export interface ErrorEntry {
+  reason: string;
+  message: string;
+  field?: string;
+  rule?: string;
+}
+
+const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" } as const;
+
+export function jsonResponse(
+  status: number,
+  payload: unknown,
+  headers?: Record<string, string>,
+): ApiResponse {
+  return {
+    status,
+    headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
+    body: JSON.stringify(payload),
+  };
+}
+
+/** `{ id, data }`, or `{ id }` when there is no data. */
+export function successResponse(
+  status: number,
+  data?: unknown,
+  headers?: Record<string, string>,
+): ApiResponse {
+  return jsonResponse(status, data === undefined ? { id: newGuid() } : { id: newGuid(), data }, headers);
+}
+
+/** `{ id, error: { code, message, errors } }`; code equals the HTTP status. */
+export function errorResponse(
+  status: number,
+  errors: readonly ErrorEntry[] = [],
+  headers?: Record<string, string>,
+): ApiResponse {
+  const message = STATUS_CODES[status] ?? "Error";
+  return jsonResponse(status, { id: newGuid(), error: { code: status, message, errors } }, headers);
+}
+
+/** An error entry for a reason of section 7.2, with the reason's description as message. */
+export function reasonEntry(reason: string): ErrorEntry {
+  const info = Object.hasOwn(ERROR_REASONS, reason) ? ERROR_REASONS[reason as ErrorReason] : undefined;
+  return { reason, message: info?.description ?? reason };
+}
+
+export function reasonResponse(status: number, reason: string): ApiResponse {
+  return errorResponse(status, [reasonEntry(reason)]);
+}
+
+/** 400 with one INVALID_REQUEST entry per validation issue (our shape; the specification leaves it open). */
+export function validationResponse(issues: readonly ValidationIssue[]): ApiResponse {
+  return errorResponse(
+    400,
+    issues.map((issue) => ({
+      reason: "INVALID_REQUEST",
+      message: issue.message,
+      field: issue.path,
+      rule: issue.rule,
+    })),
+  );
+}
+
+/** 400 for a body that is not what the route reads (not JSON, not UTF-8). */
+export function malformedBodyResponse(message: string): ApiResponse {
+  return errorResponse(400, [{ reason: "INVALID_REQUEST", message, field: "(request)", rule: "type" }]);
+}

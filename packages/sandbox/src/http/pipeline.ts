@@ -1,0 +1,185 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { DEFAULT_HEADERS, isGuid } from "@purchase-auth/core";
+import type { SandboxContext } from "../context.js";
+import type { FaultKind } from "../faults.js";
+import type { ServiceRoute } from "../routes/service-route.js";
+import { handleTokenRequest, tokenEndpointUnavailable } from "../routes/token-endpoint.js";
+import type { AccessToken } from "../state/access-tokens.js";
+import { IdempotencyStore } from "../state/idempotency.js";
+import { bodyLength, mediaType, parseJsonBody } from "./body.js";
+import { errorResponse, malformedBodyResponse, reasonResponse } from "./envelopes.js";
+import type { RouteParams } from "./router.js";
+import { type ApiResponse, headerValue, type SandboxOutcome, type SandboxRequest } from "./types.js";
+
+const IDEMPOTENCY_HEADER = DEFAULT_HEADERS.idempotencyKey.toLowerCase();
+const DESTROY: SandboxOutcome = { kind: "destroy" };
+
+/** A step of the pipeline either yields a value or has already decided the outcome. */
+type Step<T> = { ok: true; value: T } | { ok: false; outcome: SandboxOutcome };
+
+function respond(response: ApiResponse): SandboxOutcome {
+  return { kind: "respond", ...response };
+}
+
+function answer(response: ApiResponse): { ok: false; outcome: SandboxOutcome } {
+  return { ok: false, outcome: respond(response) };
+}
+
+/**
+ * The checks every service request goes through, in the order of supplement D:
+ * faults on arrival → 401 → 415 → 413 → malformed JSON (400) → idempotency key (400 parsing, replay,
+ * 409 in progress, 422 expired) → latency fault → the route → outcome stored under the key →
+ * drop_after_commit fault.
+ */
+export class ServicePipeline {
+  readonly #ctx: SandboxContext;
+  /** Aborts latency waits on close. */
+  readonly #closing = new AbortController();
+
+  constructor(ctx: SandboxContext) {
+    this.#ctx = ctx;
+  }
+
+  close(): void {
+    this.#closing.abort();
+  }
+
+  async serveTokenEndpoint(request: SandboxRequest, path: string): Promise<SandboxOutcome> {
+    const { method } = request;
+    const fault = this.#ctx.faults.take(
+      ["reset_before_processing", "unavailable", "token_endpoint_down"],
+      method,
+      path,
+    );
+    if (fault?.kind === "reset_before_processing") return DESTROY;
+    if (fault !== undefined) return respond(tokenEndpointUnavailable());
+    if (!(await this.#waitOutLatency(method, path))) return DESTROY;
+    return this.#afterCommit(handleTokenRequest(this.#ctx, request), method, path);
+  }
+
+  async serveService(
+    route: ServiceRoute,
+    request: SandboxRequest,
+    path: string,
+    params: RouteParams,
+  ): Promise<SandboxOutcome> {
+    const { method } = request;
+    const arrival = this.#arrivalFault(route, method, path);
+    if (arrival !== undefined) return arrival;
+
+    const principal = this.#authenticate(request, path);
+    if (!principal.ok) return principal.outcome;
+    const body = this.#readBody(route, request);
+    if (!body.ok) return body.outcome;
+    const key = this.#takeIdempotencyKey(route, request, principal.value, path);
+    if (!key.ok) return key.outcome;
+    const { idempotencyKey, scope } = key.value;
+
+    let response: ApiResponse;
+    try {
+      if (!(await this.#waitOutLatency(method, path))) {
+        if (scope !== undefined) this.#ctx.idempotency.release(scope);
+        return DESTROY;
+      }
+      response = route.handle({ principal: principal.value, params, body: body.value, idempotencyKey });
+    } catch (error) {
+      if (scope !== undefined) this.#ctx.idempotency.release(scope);
+      throw error;
+    }
+    if (scope !== undefined) this.#ctx.idempotency.complete(scope, response, this.#ctx.clock.now());
+    return this.#afterCommit(response, method, path);
+  }
+
+  /** Faults that answer before anything is looked at: nothing is stored for them. */
+  #arrivalFault(route: ServiceRoute, method: string, path: string): SandboxOutcome | undefined {
+    const kinds: FaultKind[] = ["reset_before_processing", "unavailable"];
+    if (route.idempotent) kinds.push("in_progress");
+    switch (this.#ctx.faults.take(kinds, method, path)?.kind) {
+      case "reset_before_processing":
+        return DESTROY;
+      case "unavailable":
+        return respond(reasonResponse(503, "SERVICE_UNAVAILABLE"));
+      case "in_progress":
+        return respond(reasonResponse(409, "IDEMPOTENCY_REQUEST_IN_PROGRESS"));
+      default:
+        return undefined;
+    }
+  }
+
+  /** 401 for a missing, unknown, expired or revoked bearer token (error envelope, empty errors). */
+  #authenticate(request: SandboxRequest, path: string): Step<AccessToken> {
+    const ctx = this.#ctx;
+    const bearer = bearerToken(headerValue(request, "authorization"));
+    if (bearer !== undefined && ctx.faults.take(["revoke_access_token"], request.method, path)) {
+      ctx.accessTokens.revoke(bearer);
+    }
+    const principal = bearer === undefined ? undefined : ctx.accessTokens.find(bearer, ctx.clock.now());
+    if (principal !== undefined) return { ok: true, value: principal };
+    const challenge = bearer === undefined ? "Bearer" : 'Bearer error="invalid_token"';
+    return answer(errorResponse(401, [], { "www-authenticate": challenge }));
+  }
+
+  /** 415 (not JSON), 413 (too large), 400 (malformed). Write routes of orders read an empty body as `{}`. */
+  #readBody(route: ServiceRoute, request: SandboxRequest): Step<unknown> {
+    if (route.body === "none") return { ok: true, value: undefined };
+    const tooLarge = request.bodyTooLarge === true || bodyLength(request) > this.#ctx.options.maxBodyBytes;
+    const emptyAllowed = route.body === "optional_json" && !tooLarge && bodyLength(request) === 0;
+    if (!emptyAllowed && mediaType(headerValue(request, "content-type")) !== "application/json") {
+      return answer(errorResponse(415));
+    }
+    if (tooLarge) return answer(errorResponse(413));
+    const parsed = parseJsonBody(request, route.body === "optional_json" ? {} : undefined);
+    return parsed.ok ? { ok: true, value: parsed.value } : answer(malformedBodyResponse(parsed.message));
+  }
+
+  /**
+   * Idempotency (specification section 8, supplement D): 400 IDEMPOTENCY_KEY_PARSING, a replay of the
+   * stored outcome, 409 while the first request runs, 422 after the hour. A new key is taken.
+   */
+  #takeIdempotencyKey(
+    route: ServiceRoute,
+    request: SandboxRequest,
+    principal: AccessToken,
+    path: string,
+  ): Step<{ idempotencyKey: string | undefined; scope: string | undefined }> {
+    const idempotencyKey = route.idempotent ? headerValue(request, IDEMPOTENCY_HEADER) : undefined;
+    if (idempotencyKey === undefined) return { ok: true, value: { idempotencyKey, scope: undefined } };
+    if (!isGuid(idempotencyKey)) return answer(reasonResponse(400, "IDEMPOTENCY_KEY_PARSING"));
+
+    const scope = IdempotencyStore.scope(principal.merchantId, request.method, path, idempotencyKey);
+    const lookup = this.#ctx.idempotency.begin(scope, this.#ctx.clock.now());
+    switch (lookup.kind) {
+      case "taken":
+        return { ok: true, value: { idempotencyKey, scope } };
+      case "replay":
+        return { ok: false, outcome: this.#afterCommit(lookup.response, request.method, path) };
+      case "in_progress":
+        return answer(reasonResponse(409, "IDEMPOTENCY_REQUEST_IN_PROGRESS"));
+      case "expired":
+        return answer(reasonResponse(422, "IDEMPOTENCY_RESPONSE_EXPIRED"));
+    }
+  }
+
+  /** The drop_after_commit fault: the work is done (and stored), the answer never arrives. */
+  #afterCommit(response: ApiResponse, method: string, path: string): SandboxOutcome {
+    return this.#ctx.faults.take(["drop_after_commit"], method, path) ? DESTROY : respond(response);
+  }
+
+  /** Waits out a latency fault (real time). False when the sandbox closed meanwhile. */
+  async #waitOutLatency(method: string, path: string): Promise<boolean> {
+    const fault = this.#ctx.faults.take(["latency"], method, path);
+    if (fault === undefined) return true;
+    try {
+      await sleep(fault.latencyMs, undefined, { signal: this.#closing.signal });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** The token of `Authorization: Bearer <token>` (scheme in any case), or undefined. */
+function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  return /^bearer +(\S+) *$/i.exec(header)?.[1];
+}

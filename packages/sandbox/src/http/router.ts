@@ -1,0 +1,65 @@
+/** Path parameters by name, already URI-decoded. */
+export type RouteParams = Readonly<Record<string, string>>;
+
+export type RouteMatch<R> =
+  | { kind: "found"; route: R; params: RouteParams }
+  | { kind: "method_not_allowed"; allow: readonly string[] }
+  | { kind: "not_found" };
+
+interface Entry<R> {
+  method: string;
+  /** Literal segments, or `{name}` for a parameter. */
+  segments: readonly string[];
+  route: R;
+}
+
+/**
+ * Matches method + path against templates like "/manage/orders/{orderId}/capture". A path that
+ * matches with another method gives 405 with the allowed methods, an unknown path 404.
+ */
+export class Router<R> {
+  readonly #entries: Entry<R>[] = [];
+
+  add(method: string, template: string, route: R): this {
+    this.#entries.push({ method: method.toUpperCase(), segments: template.split("/"), route });
+    return this;
+  }
+
+  match(method: string, pathname: string): RouteMatch<R> {
+    const segments = pathname.split("/");
+    const allow: string[] = [];
+    for (const entry of this.#entries) {
+      const params = matchSegments(entry.segments, segments);
+      if (params === undefined) continue;
+      if (entry.method === method) return { kind: "found", route: entry.route, params };
+      allow.push(entry.method);
+    }
+    return allow.length > 0 ? { kind: "method_not_allowed", allow } : { kind: "not_found" };
+  }
+}
+
+function matchSegments(template: readonly string[], actual: readonly string[]): RouteParams | undefined {
+  if (template.length !== actual.length) return undefined;
+  let params: Record<string, string> | undefined;
+  for (let index = 0; index < template.length; index++) {
+    const expected = template[index]!;
+    const segment = actual[index]!;
+    if (expected.startsWith("{") && expected.endsWith("}")) {
+      const value = decodeSegment(segment);
+      if (value === undefined || value === "") return undefined;
+      params ??= {};
+      params[expected.slice(1, -1)] = value;
+    } else if (expected !== segment) {
+      return undefined;
+    }
+  }
+  return params ?? {};
+}
+
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,20 @@
+import type { RouteParams } from "../http/router.js";
+import type { ApiResponse } from "../http/types.js";
+import type { AccessToken } from "../state/access-tokens.js";
+
+/** A bearer-authenticated request that passed the checks of the pipeline (see http/pipeline.ts). */
+export interface ServiceCall {
+  readonly principal: AccessToken;
+  readonly params: RouteParams;
+  /** The parsed JSON body; undefined for routes without a body. */
+  readonly body: unknown;
+  readonly idempotencyKey: string | undefined;
+}
+
+export interface ServiceRoute {
+  /** none: no body read; json: application/json required; optional_json: an empty body reads as `{}`. */
+  readonly body: "none" | "json" | "optional_json";
+  /** Accepts Service-Idempotency-Key (the create call and the order writes). */
+  readonly idempotent: boolean;
+  handle(call: ServiceCall): ApiResponse;
+}

@@ -1,0 +1,87 @@
+import type { ApiResponse } from "../http/types.js";
+
+/** How long a stored outcome is replayed (specification section 8). */
+export const IDEMPOTENCY_REPLAY_MS = 3600_000;
+/** How long a key is remembered at all: after the replay hour it answers IDEMPOTENCY_RESPONSE_EXPIRED. */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 3600_000;
+
+type Entry = { state: "in_progress" } | { state: "stored"; storedAt: number; response: ApiResponse };
+
+export type IdempotencyLookup =
+  /** First use: the key is now taken; finish with `complete` or `release`. */
+  | { kind: "taken" }
+  | { kind: "in_progress" }
+  | { kind: "replay"; response: ApiResponse }
+  | { kind: "expired" };
+
+/**
+ * Outcomes bound to idempotency keys. A key is scoped by merchant + method + path, so the same GUID
+ * used by two merchants, or for two different orders, never collides.
+ *
+ * Entries are kept in insertion order, which is (close to) storage order, so expired ones are dropped
+ * from the front as new keys arrive: memory stays bounded without scanning history.
+ */
+export class IdempotencyStore {
+  readonly #entries = new Map<string, Entry>();
+  readonly #maxKeys: number;
+
+  constructor(maxKeys: number) {
+    this.#maxKeys = maxKeys;
+  }
+
+  static scope(merchantId: string, method: string, path: string, key: string): string {
+    return `${merchantId} ${method} ${path} ${key.toLowerCase()}`;
+  }
+
+  /** Looks the key up; when it is new, takes it (in progress). */
+  begin(scope: string, now: number): IdempotencyLookup {
+    this.#dropForgotten(now);
+    const entry = this.#entries.get(scope);
+    if (entry === undefined) {
+      this.#entries.set(scope, { state: "in_progress" });
+      if (this.#entries.size > this.#maxKeys) this.#dropOldest();
+      return { kind: "taken" };
+    }
+    if (entry.state === "in_progress") return { kind: "in_progress" };
+    if (now - entry.storedAt > IDEMPOTENCY_REPLAY_MS) return { kind: "expired" };
+    return { kind: "replay", response: entry.response };
+  }
+
+  /**
+   * Binds the key to the outcome when it is one a retry must see again (2xx, 400, 404, 422); any other
+   * outcome (401, 409, 413, 415, 5xx) releases the key so a retry really runs again.
+   */
+  complete(scope: string, response: ApiResponse, now: number): void {
+    if (isStorable(response.status)) this.#entries.set(scope, { state: "stored", storedAt: now, response });
+    else this.#entries.delete(scope);
+  }
+
+  release(scope: string): void {
+    this.#entries.delete(scope);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  #dropForgotten(now: number): void {
+    for (const [scope, entry] of this.#entries) {
+      if (entry.state === "in_progress") continue;
+      if (now - entry.storedAt < IDEMPOTENCY_RETENTION_MS) return;
+      this.#entries.delete(scope);
+    }
+  }
+
+  #dropOldest(): void {
+    const oldest = this.#entries.keys().next();
+    if (!oldest.done) this.#entries.delete(oldest.value);
+  }
+}
+
+function isStorable(status: number): boolean {
+  return (status >= 200 && status < 300) || status === 400 || status === 404 || status === 422;
+}

@@ -1,0 +1,320 @@
+import {
+  DEFAULT_HEADERS,
+  type WebhookEvent,
+  type WebhookEventOf,
+  type WebhookEventType,
+} from "@purchase-auth/core";
+import { RingBuffer } from "../core/bounded.js";
+import type { VirtualClock } from "../core/clock.js";
+import { newGuid } from "../core/ids.js";
+import type { Scheduler } from "../core/scheduler.js";
+import { signatureHeader } from "./signing.js";
+
+/** Switches that make delivery as unreliable as the supplement allows. */
+export interface WebhookDeliverySettings {
+  /** Every delivery is sent twice, back to back (same event id). */
+  duplicate: boolean;
+  /** Each batch of events (see README) is delivered newest first. */
+  outOfOrder: boolean;
+}
+
+/** One HTTP POST of an event to a receiver. */
+export interface WebhookDeliveryRecord {
+  eventId: string;
+  type: WebhookEventType;
+  merchantId: string;
+  url: string;
+  /** 1 for the first delivery, 2 for the first redelivery, … */
+  attempt: number;
+  /** 1, or 2 for the second copy when `duplicate` is on. */
+  copy: number;
+  /** HTTP status of the answer; null when there was none (refused, reset, timeout). */
+  statusCode: number | null;
+  error?: string;
+  /**
+   * delivered: 2xx; failed: redelivery scheduled at `nextAttemptAt`; gave_up: failed and no
+   * redelivery left; dropped: never sent because too many deliveries were queued.
+   */
+  outcome: "delivered" | "failed" | "gave_up" | "dropped";
+  /** Virtual time of the POST (ISO 8601). */
+  at: string;
+  nextAttemptAt?: string;
+}
+
+/** An emitted event with the merchant it belongs to. */
+export interface EmittedEvent {
+  merchantId: string;
+  event: WebhookEvent;
+}
+
+interface Delivery {
+  readonly event: WebhookEvent;
+  readonly rawBody: string;
+  readonly merchantId: string;
+  readonly url: string;
+  readonly attempt: number;
+}
+
+export interface WebhookDispatcherDeps {
+  clock: VirtualClock;
+  scheduler: Scheduler;
+  /** The merchant's current webhook configuration (secrets are read at send time, for rotation). */
+  webhooksOf: (merchantId: string) => { urls: readonly string[]; secrets: readonly string[] } | undefined;
+  timeoutMs: number;
+  retryDelaysMs: readonly number[];
+  historyLimit: number;
+}
+
+/**
+ * At-least-once delivery of webhook events (supplement C).
+ *
+ * Events emitted during one turn of the event loop (one HTTP request, one clock advance, one timer
+ * run) form a batch. The batch is flushed on the next turn into one queue per receiver URL, oldest
+ * first, or newest first with `outOfOrder`. Each URL gets one delivery at a time, in queue order.
+ * A delivery without a 2xx answer (within `timeoutMs`) is redelivered after the next delay of
+ * `retryDelaysMs` on the virtual clock, as part of the batch of that moment; after the last delay
+ * it is given up and recorded so.
+ */
+export class WebhookDispatcher {
+  readonly #deps: WebhookDispatcherDeps;
+  readonly #events: RingBuffer<EmittedEvent>;
+  readonly #deliveries: RingBuffer<WebhookDeliveryRecord>;
+  #settings: WebhookDeliverySettings = { duplicate: false, outOfOrder: false };
+  #batch: Delivery[] = [];
+  #flushScheduled = false;
+  #queues = new Map<string, Delivery[]>();
+  #queued = 0;
+  #activeWorkers = 0;
+  #idleWaiters: Array<() => void> = [];
+  /** Bumped by reset/close: work of an older generation stops and records nothing. */
+  #generation = 0;
+  #abort = new AbortController();
+  #closed = false;
+  #sent = 0;
+  #emitted = 0;
+
+  constructor(deps: WebhookDispatcherDeps) {
+    this.#deps = deps;
+    this.#events = new RingBuffer(deps.historyLimit);
+    this.#deliveries = new RingBuffer(deps.historyLimit);
+  }
+
+  get settings(): WebhookDeliverySettings {
+    return { ...this.#settings };
+  }
+
+  configure(settings: Partial<WebhookDeliverySettings>): WebhookDeliverySettings {
+    this.#settings = { ...this.#settings, ...settings };
+    return this.settings;
+  }
+
+  /** Records an event and queues it for every URL of the merchant. */
+  emit<T extends WebhookEventType>(
+    merchantId: string,
+    type: T,
+    data: WebhookEventOf<T>["data"],
+  ): WebhookEvent {
+    const event = { id: newGuid(), type, createdAt: this.#deps.clock.nowIso(), data } as WebhookEvent;
+    this.#events.push({ merchantId, event });
+    this.#emitted++;
+    const urls = this.#deps.webhooksOf(merchantId)?.urls ?? [];
+    if (urls.length === 0) return event;
+    const rawBody = JSON.stringify(event);
+    for (const url of urls) this.#enqueue({ event, rawBody, merchantId, url, attempt: 1 });
+    return event;
+  }
+
+  /** Moves the current batch into the per-URL queues and starts their workers. */
+  flush(): void {
+    this.#flushScheduled = false;
+    if (this.#closed || this.#batch.length === 0) return;
+    const batch = this.#settings.outOfOrder ? this.#batch.reverse() : this.#batch;
+    this.#batch = [];
+    for (const delivery of batch) {
+      const key = `${delivery.merchantId} ${delivery.url}`;
+      const queue = this.#queues.get(key);
+      if (queue !== undefined) {
+        queue.push(delivery);
+        continue;
+      }
+      this.#queues.set(key, [delivery]);
+      void this.#work(key, this.#generation);
+    }
+  }
+
+  /** Nothing waiting to be flushed and no delivery queued or in flight. */
+  isIdle(): boolean {
+    return this.#batch.length === 0 && this.#activeWorkers === 0;
+  }
+
+  /** Resolves once idle (flushing the current batch first). */
+  whenIdle(): Promise<void> {
+    this.flush();
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  events(): EmittedEvent[] {
+    return this.#events.toArray();
+  }
+
+  deliveries(): WebhookDeliveryRecord[] {
+    return this.#deliveries.toArray();
+  }
+
+  /** Total events emitted. */
+  get emittedCount(): number {
+    return this.#emitted;
+  }
+
+  /** Total POSTs made (all copies and redeliveries). */
+  get sentCount(): number {
+    return this.#sent;
+  }
+
+  /** Forgets everything and aborts deliveries in flight. */
+  reset(): void {
+    this.#generation++;
+    this.#abort.abort();
+    this.#abort = new AbortController();
+    this.#batch = [];
+    this.#queues = new Map();
+    this.#queued = 0;
+    this.#events.clear();
+    this.#deliveries.clear();
+    this.#settings = { duplicate: false, outOfOrder: false };
+    this.#sent = 0;
+    this.#emitted = 0;
+    this.#notifyIfIdle();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.reset();
+  }
+
+  #enqueue(delivery: Delivery): void {
+    if (this.#closed) return;
+    if (this.#queued >= this.#deps.historyLimit) {
+      this.#record(delivery, 1, { statusCode: null, error: "too many deliveries queued" }, "dropped");
+      return;
+    }
+    this.#queued++;
+    this.#batch.push(delivery);
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  async #work(key: string, generation: number): Promise<void> {
+    this.#activeWorkers++;
+    try {
+      for (;;) {
+        if (generation !== this.#generation) return;
+        const queue = this.#queues.get(key);
+        const delivery = queue?.shift();
+        if (delivery === undefined) {
+          this.#queues.delete(key);
+          return;
+        }
+        this.#queued--;
+        await this.#deliver(delivery, generation);
+      }
+    } finally {
+      this.#activeWorkers--;
+      this.#notifyIfIdle();
+    }
+  }
+
+  async #deliver(delivery: Delivery, generation: number): Promise<void> {
+    const copies = this.#settings.duplicate ? 2 : 1;
+    const retryDelay = this.#deps.retryDelaysMs[delivery.attempt - 1];
+    let delivered = false;
+    for (let copy = 1; copy <= copies; copy++) {
+      const secrets = this.#deps.webhooksOf(delivery.merchantId)?.secrets;
+      if (secrets === undefined) return; // the merchant is gone (reset)
+      const result = await this.#post(delivery, secrets);
+      if (generation !== this.#generation) return;
+      const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+      delivered ||= ok;
+      const last = copy === copies;
+      if (ok || !last || delivered) {
+        this.#record(delivery, copy, result, ok ? "delivered" : "failed");
+      } else if (retryDelay === undefined) {
+        this.#record(delivery, copy, result, "gave_up");
+      } else {
+        const nextAttemptAt = this.#deps.clock.now() + retryDelay;
+        this.#record(delivery, copy, result, "failed", nextAttemptAt);
+        this.#deps.scheduler.schedule(nextAttemptAt, "webhook redelivery", () => {
+          if (generation === this.#generation) this.#enqueue({ ...delivery, attempt: delivery.attempt + 1 });
+        });
+      }
+    }
+  }
+
+  async #post(
+    delivery: Delivery,
+    secrets: readonly string[],
+  ): Promise<{ statusCode: number | null; error?: string }> {
+    // The timestamp is real wall-clock time, so a receiver can check it against its own clock.
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    this.#sent++;
+    try {
+      const response = await fetch(delivery.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "purchase-auth-sandbox",
+          [DEFAULT_HEADERS.webhookId]: delivery.event.id,
+          [DEFAULT_HEADERS.webhookTimestamp]: timestamp,
+          [DEFAULT_HEADERS.webhookSignature]: signatureHeader(secrets, timestamp, delivery.rawBody),
+        },
+        body: delivery.rawBody,
+        redirect: "manual",
+        signal: AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#deps.timeoutMs)]),
+      });
+      await response.body?.cancel().catch(() => undefined);
+      return { statusCode: response.status };
+    } catch (error) {
+      return { statusCode: null, error: describeError(error) };
+    }
+  }
+
+  #record(
+    delivery: Delivery,
+    copy: number,
+    result: { statusCode: number | null; error?: string },
+    outcome: WebhookDeliveryRecord["outcome"],
+    nextAttemptAt?: number,
+  ): void {
+    this.#deliveries.push({
+      eventId: delivery.event.id,
+      type: delivery.event.type,
+      merchantId: delivery.merchantId,
+      url: delivery.url,
+      attempt: delivery.attempt,
+      copy,
+      statusCode: result.statusCode,
+      ...(result.error === undefined ? {} : { error: result.error }),
+      outcome,
+      at: this.#deps.clock.nowIso(),
+      ...(nextAttemptAt === undefined ? {} : { nextAttemptAt: new Date(nextAttemptAt).toISOString() }),
+    });
+  }
+
+  #notifyIfIdle(): void {
+    if (!this.isIdle() || this.#idleWaiters.length === 0) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    return `${error.name}: ${error.message}${cause}`;
+  }
+  return String(error);
+}
