@@ -92,7 +92,15 @@ export class Executor {
       } catch (error) {
         // Aborted while the attempt was out: it may have arrived.
         if (call.signal?.aborted) throwIfAborted(call, mayHaveTakenEffect || token !== undefined);
-        if (PurchaseAuthError.isInstance(error)) throw error; // the token endpoint refused us
+        if (PurchaseAuthError.isInstance(error)) {
+          // The token endpoint refused us. If an earlier attempt may have charged, say that first.
+          if (!mayHaveTakenEffect) throw error;
+          throw outcomeUnknown(
+            call,
+            "an earlier attempt may have succeeded, then authentication failed",
+            error,
+          );
+        }
         if (error instanceof TokenEndpointUnreachableError) {
           last = { kind: "token", error };
         } else if (isTimeout(error)) {
@@ -157,41 +165,40 @@ export class Executor {
 
   /** The error for a call whose retries or deadline ran out. */
   #giveUp(call: Call, last: Uncertain, mayHaveTakenEffect: boolean): PurchaseAuthError {
-    const key = call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey };
     switch (last.kind) {
       case "http":
         return errorFromResponse(last.response.status, parseErrorBody(last.response.body), call);
       case "token":
         if (!mayHaveTakenEffect) return last.error.toPublicError();
-        return new OutcomeUnknownError(
-          `${call.operation}: outcome unknown (an earlier attempt may have succeeded, then the token endpoint failed); repeat with the same idempotency key`,
-          { ...key, cause: last.error },
+        return outcomeUnknown(
+          call,
+          "an earlier attempt may have succeeded, then the token endpoint failed",
+          last.error,
         );
       case "timeout":
-        return new OutcomeUnknownError(
-          `${call.operation}: outcome unknown (timed out); repeat with the same idempotency key`,
-          key,
-        );
+        return outcomeUnknown(call, "timed out");
       case "network":
-        return new OutcomeUnknownError(
-          `${call.operation}: outcome unknown (connection failed); repeat with the same idempotency key`,
-          { ...key, cause: last.error },
-        );
+        return outcomeUnknown(call, "connection failed", last.error);
     }
   }
+}
+
+/** The error for a call that may or may not have taken effect: repeat it with the same key. */
+function outcomeUnknown(call: Call, why: string, cause?: unknown): OutcomeUnknownError {
+  return new OutcomeUnknownError(
+    `${call.operation}: outcome unknown (${why}); repeat with the same idempotency key`,
+    {
+      ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }),
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
 }
 
 /** Throws the caller's abort: plainly before anything was sent, as an unknown outcome after. */
 function throwIfAborted(call: Call, mayHaveTakenEffect: boolean): void {
   if (!call.signal?.aborted) return;
   if (!mayHaveTakenEffect) throw call.signal.reason;
-  throw new OutcomeUnknownError(
-    `${call.operation}: aborted by the caller after the request was sent; repeat with the same idempotency key`,
-    {
-      ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }),
-      cause: call.signal.reason,
-    },
-  );
+  throw outcomeUnknown(call, "aborted by the caller after the request was sent", call.signal.reason);
 }
 
 function combine(signal: AbortSignal | undefined, timeoutMs: number): AbortSignal {
