@@ -26,6 +26,7 @@ export class PurchaseAuthClient {
   readonly #options: ResolvedOptions;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
+  #closed: Promise<void> | undefined;
 
   constructor(options: PurchaseAuthClientOptions) {
     const resolved = resolveOptions(options);
@@ -66,9 +67,11 @@ export class PurchaseAuthClient {
     });
   }
 
-  /** Closes the connections of the client's own dispatcher (not of one you passed in). */
-  async close(): Promise<void> {
-    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  /** Closes the connections of the client's own dispatcher (not of one you passed in). Idempotent. */
+  close(): Promise<void> {
+    if (!this.#ownsDispatcher) return Promise.resolve();
+    this.#closed ??= this.#dispatcher.close().then(() => undefined);
+    return this.#closed;
   }
 
   /** What `JSON.stringify` shows: the configuration, never the secret or a token. */

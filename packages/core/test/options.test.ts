@@ -66,3 +66,11 @@ describe("secret hygiene", () => {
     expect(`${error.message} ${JSON.stringify(error)} ${inspect(error)}`).not.toContain(valid.clientSecret);
   });
 });
+
+describe("close", () => {
+  it("can be called more than once", async () => {
+    const client = new PurchaseAuthClient(valid);
+    await client.close();
+    await expect(client.close()).resolves.toBeUndefined();
+  });
+});

@@ -91,6 +91,7 @@ export class PurchaseAuthError extends Error {
 /** The client was constructed with options that cannot work. `option` names the one to change. */
 export class ConfigurationError extends PurchaseAuthError {
   static override readonly kind: string = "ConfigurationError";
+  declare readonly name: "ConfigurationError";
   static override isInstance(value: unknown): value is ConfigurationError {
     return kindOf(value) === "ConfigurationError";
   }
@@ -104,6 +105,7 @@ export class ConfigurationError extends PurchaseAuthError {
 /** The request breaks a rule of the interface; found before any network call. */
 export class ValidationError extends PurchaseAuthError {
   static override readonly kind: string = "ValidationError";
+  declare readonly name: "ValidationError";
   static override isInstance(value: unknown): value is ValidationError {
     return kindOf(value) === "ValidationError";
   }
@@ -121,6 +123,7 @@ export class ValidationError extends PurchaseAuthError {
 /** The service answered 400: the request breaks a rule it checks. */
 export class InvalidRequestError extends PurchaseAuthError {
   static override readonly kind: string = "InvalidRequestError";
+  declare readonly name: "InvalidRequestError";
   static override isInstance(value: unknown): value is InvalidRequestError {
     return kindOf(value) === "InvalidRequestError";
   }
@@ -132,6 +135,7 @@ export class InvalidRequestError extends PurchaseAuthError {
  */
 export class AuthenticationError extends PurchaseAuthError {
   static override readonly kind: string = "AuthenticationError";
+  declare readonly name: "AuthenticationError";
   static override isInstance(value: unknown): value is AuthenticationError {
     return kindOf(value) === "AuthenticationError";
   }
@@ -148,6 +152,7 @@ export class AuthenticationError extends PurchaseAuthError {
 /** The customer token or order does not exist for this merchant (404). */
 export class NotFoundError extends PurchaseAuthError {
   static override readonly kind: string = "NotFoundError";
+  declare readonly name: "NotFoundError";
   static override isInstance(value: unknown): value is NotFoundError {
     return kindOf(value) === "NotFoundError";
   }
@@ -156,6 +161,7 @@ export class NotFoundError extends PurchaseAuthError {
 /** The authorization could not be performed (422); `reason` says why, e.g. TOKEN_REVOKED. */
 export class DeclinedError extends PurchaseAuthError {
   static override readonly kind: string = "DeclinedError";
+  declare readonly name: "DeclinedError";
   static override isInstance(value: unknown): value is DeclinedError {
     return kindOf(value) === "DeclinedError";
   }
@@ -164,6 +170,7 @@ export class DeclinedError extends PurchaseAuthError {
 /** An order write broke a state rule (INVALID_ORDER_STATE or AMOUNT_EXCEEDS_REMAINING). */
 export class OrderStateError extends PurchaseAuthError {
   static override readonly kind: string = "OrderStateError";
+  declare readonly name: "OrderStateError";
   static override isInstance(value: unknown): value is OrderStateError {
     return kindOf(value) === "OrderStateError";
   }
@@ -175,6 +182,7 @@ export class OrderStateError extends PurchaseAuthError {
  */
 export class IdempotencyError extends PurchaseAuthError {
   static override readonly kind: string = "IdempotencyError";
+  declare readonly name: "IdempotencyError";
   static override isInstance(value: unknown): value is IdempotencyError {
     return kindOf(value) === "IdempotencyError";
   }
@@ -183,8 +191,13 @@ export class IdempotencyError extends PurchaseAuthError {
 /** The service kept answering 503 until the retries or the deadline ran out. */
 export class ServiceUnavailableError extends PurchaseAuthError {
   static override readonly kind: string = "ServiceUnavailableError";
+  declare readonly name: "ServiceUnavailableError";
   static override isInstance(value: unknown): value is ServiceUnavailableError {
     return kindOf(value) === "ServiceUnavailableError";
+  }
+  /** Always: the request can be repeated, with the same idempotency key (specification 7.1). */
+  override get retryable(): boolean {
+    return true;
   }
 }
 
@@ -196,6 +209,7 @@ export class ServiceUnavailableError extends PurchaseAuthError {
  */
 export class OutcomeUnknownError extends PurchaseAuthError {
   static override readonly kind: string = "OutcomeUnknownError";
+  declare readonly name: "OutcomeUnknownError";
   static override isInstance(value: unknown): value is OutcomeUnknownError {
     return kindOf(value) === "OutcomeUnknownError";
   }
@@ -207,6 +221,7 @@ export class OutcomeUnknownError extends PurchaseAuthError {
 /** The service answered something this client does not understand (an unexpected status or body). */
 export class UnexpectedResponseError extends PurchaseAuthError {
   static override readonly kind: string = "UnexpectedResponseError";
+  declare readonly name: "UnexpectedResponseError";
   static override isInstance(value: unknown): value is UnexpectedResponseError {
     return kindOf(value) === "UnexpectedResponseError";
   }
@@ -226,6 +241,7 @@ export type WebhookVerificationFailure =
  */
 export class WebhookVerificationError extends PurchaseAuthError {
   static override readonly kind: string = "WebhookVerificationError";
+  declare readonly name: "WebhookVerificationError";
   static override isInstance(value: unknown): value is WebhookVerificationError {
     return kindOf(value) === "WebhookVerificationError";
   }
