@@ -1,0 +1,183 @@
+import type { Logger, WebhookEvent } from "@purchase-auth/core";
+import type { ChargeRecord, ChargeStore } from "../stores/types.js";
+import type { ChargeNotifier } from "./notifier.js";
+import { advance, type ChargeNews, type NextAttemptOrder, startNextAttempt } from "./state-machine.js";
+
+/** Called once an event is applied (at least once per event: keep it idempotent). */
+export type WebhookEventListener = (
+  event: WebhookEvent,
+  charge: ChargeRecord | undefined,
+) => void | Promise<void>;
+
+export interface ChargesDeps {
+  store: ChargeStore;
+  notifier: ChargeNotifier;
+  logger: Logger;
+  onEvent: WebhookEventListener | undefined;
+}
+
+/** What became of a webhook event. */
+export type WebhookOutcome = "applied" | "duplicate" | "ignored" | "parked";
+
+/** Compare-and-set rounds before giving up; each lost round means another writer made progress. */
+const MAX_ROUNDS = 25;
+
+/**
+ * The charges' bookkeeping on top of a store: every change goes through the state machine and a
+ * compare-and-set, so concurrent writers (requests, webhooks, other instances) never lose news.
+ */
+export class Charges {
+  readonly #deps: ChargesDeps;
+
+  constructor(deps: ChargesDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Applies `news`, in order, as one change; returns the charge as stored afterwards. When the
+   * change tells the charge its authorization id, the webhook events that reached us before (stored,
+   * waiting for it) are applied too: a webhook can outrun the answer to the create call.
+   */
+  async apply(reference: string, ...news: ChargeNews[]): Promise<ChargeRecord | undefined> {
+    const { charge, learntAuthorizationId } = await this.#applyNews(reference, news);
+    return learntAuthorizationId && charge ? this.#applyWaitingEvents(charge) : charge;
+  }
+
+  /** Starts the next attempt of a failed charge, for `order`; returns the charge as it is afterwards. */
+  async startNextAttempt(reference: string, order: NextAttemptOrder): Promise<ChargeRecord | undefined> {
+    return (await this.#update(reference, (charge) => startNextAttempt(charge, order, new Date()))).charge;
+  }
+
+  /**
+   * Stores a verified event (deduplicated by id), then applies it to its charge. An event whose
+   * charge does not know its authorization id yet stays stored and is applied when it does.
+   */
+  async receiveWebhook(event: WebhookEvent): Promise<WebhookOutcome> {
+    const authorizationId = authorizationIdOf(event)?.toLowerCase();
+    const { alreadyApplied } = await this.#deps.store.recordEvent({
+      id: event.id,
+      ...(authorizationId === undefined ? {} : { authorizationId }),
+      event,
+      receivedAt: new Date().toISOString(),
+    });
+    if (alreadyApplied) return "duplicate";
+    if (newsOf(event) === undefined) {
+      await this.#deps.onEvent?.(event, undefined);
+      await this.#deps.store.markEventApplied(event.id);
+      return "ignored";
+    }
+    const charge = await this.#chargeFor(event, authorizationId);
+    if (!charge) return "parked";
+    await this.#applyEvent(charge.reference, event);
+    return "applied";
+  }
+
+  async #applyWaitingEvents(charge: ChargeRecord): Promise<ChargeRecord> {
+    let latest = charge;
+    for (const stored of await this.#deps.store.unappliedEvents(charge.authorizationId!)) {
+      try {
+        latest = (await this.#applyEvent(charge.reference, stored.event)) ?? latest;
+      } catch (error) {
+        // The charge learnt its id either way; a failing listener must not fail the caller (a
+        // shopper's request, or another event's delivery). The event stays stored, unapplied.
+        this.#deps.logger.error?.("purchase-auth: applying a stored webhook event failed", {
+          eventId: stored.id,
+          error: String(error),
+        });
+      }
+    }
+    return latest;
+  }
+
+  async #applyEvent(reference: string, event: WebhookEvent): Promise<ChargeRecord | undefined> {
+    const news = newsOf(event);
+    const { charge, learntAuthorizationId } =
+      news === undefined
+        ? { charge: undefined, learntAuthorizationId: false }
+        : await this.#applyNews(reference, [news]);
+    await this.#deps.onEvent?.(event, charge);
+    await this.#deps.store.markEventApplied(event.id);
+    // Marked first, so the events waiting for this id do not include this one.
+    return learntAuthorizationId && charge ? this.#applyWaitingEvents(charge) : charge;
+  }
+
+  #applyNews(reference: string, news: ChargeNews[]) {
+    return this.#update(reference, (current) => {
+      const now = new Date();
+      const next = news.reduce((charge, item) => advance(charge, item, now) ?? charge, current);
+      return next === current ? undefined : { ...next, version: current.version + 1 };
+    });
+  }
+
+  /**
+   * The charge an event is about: by authorization id, or, for the two final authorization events
+   * (which carry the order reference), by reference while the charge does not know its id yet.
+   * Those two are safe to match so: a new attempt starts only after the previous one's final event.
+   */
+  async #chargeFor(
+    event: WebhookEvent,
+    authorizationId: string | undefined,
+  ): Promise<ChargeRecord | undefined> {
+    const { store } = this.#deps;
+    const byId =
+      authorizationId === undefined ? undefined : await store.findByAuthorizationId(authorizationId);
+    if (byId) return byId;
+    if (event.type !== "authorization.succeeded" && event.type !== "authorization.failed") return undefined;
+    if (event.data.reference === undefined) return undefined;
+    const byReference = await store.findByReference(event.data.reference);
+    return byReference?.authorizationId === undefined ? byReference : undefined;
+  }
+
+  async #update(
+    reference: string,
+    compute: (charge: ChargeRecord) => ChargeRecord | undefined,
+  ): Promise<{ charge: ChargeRecord | undefined; learntAuthorizationId: boolean }> {
+    const { store, notifier } = this.#deps;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const current = await store.findByReference(reference);
+      if (!current) return { charge: undefined, learntAuthorizationId: false };
+      const next = compute(current);
+      if (!next) return { charge: current, learntAuthorizationId: false };
+      const saved = await store.compareAndSet(current.version, next);
+      if (saved) {
+        notifier.changed(saved);
+        const learnt = current.authorizationId === undefined && saved.authorizationId !== undefined;
+        return { charge: saved, learntAuthorizationId: learnt };
+      }
+    }
+    throw new Error(`Charge ${reference} kept changing during ${MAX_ROUNDS} compare-and-set rounds`);
+  }
+}
+
+function authorizationIdOf(event: WebhookEvent): string | undefined {
+  return "authorizationId" in event.data ? event.data.authorizationId : undefined;
+}
+
+/** What an event tells about its charge; undefined for events about no charge. */
+export function newsOf(event: WebhookEvent): ChargeNews | undefined {
+  switch (event.type) {
+    case "authorization.succeeded":
+      // With auto capture, `order.captured` follows; the charge moves there when it arrives.
+      return {
+        kind: "authorized",
+        authorizationId: event.data.authorizationId,
+        orderId: event.data.orderId,
+        captured: false,
+      };
+    case "authorization.retrying":
+      return { kind: "retrying", authorizationId: event.data.authorizationId, reason: event.data.reason };
+    case "authorization.failed":
+      return { kind: "failed", authorizationId: event.data.authorizationId, reason: event.data.reason };
+    case "order.captured":
+    case "order.refunded":
+    case "order.cancelled":
+      return {
+        kind: "order",
+        authorizationId: event.data.authorizationId,
+        orderId: event.data.orderId,
+        orderStatus: event.data.status,
+      };
+    case "customer-token.status-changed":
+      return undefined;
+  }
+}

@@ -1,0 +1,180 @@
+import type { OrderStatus } from "@purchase-auth/core";
+import type { ChargeRecord, ChargeStatus, MerchantOperation } from "../stores/types.js";
+
+// The forward-only life of a charge. Webhooks arrive twice and out of order (supplement C), answers
+// and webhooks race each other, and two app instances write at once; so every change is expressed as
+// "what we learnt", and `advance` applies it only when it moves the charge forward. Applying the same
+// news twice, or old news late, changes nothing.
+
+/** Where each status may go next. A status absent from a list is behind it, or on another branch. */
+const FORWARD: Readonly<Record<ChargeStatus, ReadonlyArray<ChargeStatus>>> = {
+  pending: [
+    "authorized",
+    "partially_captured",
+    "captured",
+    "partially_refunded",
+    "refunded",
+    "cancelled",
+    "expired",
+    "failed",
+  ],
+  authorized: ["partially_captured", "captured", "partially_refunded", "refunded", "cancelled", "expired"],
+  // A part-captured order that is cancelled or expires keeps what was captured: it ends as captured.
+  partially_captured: ["captured", "partially_refunded", "refunded"],
+  captured: ["partially_refunded", "refunded"],
+  partially_refunded: ["refunded"],
+  refunded: [],
+  cancelled: [],
+  expired: [],
+  failed: [],
+};
+
+export const CHARGE_STATUSES = Object.keys(FORWARD) as ChargeStatus[];
+
+/** True when `to` is ahead of `from` (a status is not ahead of itself). */
+export function canMove(from: ChargeStatus, to: ChargeStatus): boolean {
+  return FORWARD[from].includes(to);
+}
+
+/** The statuses a charge may be in for a store to accept `to` within the same attempt. */
+export function statusesAllowedBefore(to: ChargeStatus): ChargeStatus[] {
+  return CHARGE_STATUSES.filter((from) => from === to || canMove(from, to));
+}
+
+/**
+ * The rule stores enforce on compare-and-set: a new attempt (after a definite failure) starts over;
+ * within an attempt the status stays or moves forward.
+ */
+export function isForwardMove(current: ChargeRecord, next: ChargeRecord): boolean {
+  if (next.attempt !== current.attempt) return next.attempt > current.attempt;
+  return next.status === current.status || canMove(current.status, next.status);
+}
+
+/**
+ * The shopper can stop waiting: the charge failed, or reached what checkout asked for (the capture
+ * with auto capture, the authorization with manual capture), or anything after it.
+ */
+export function isCheckoutComplete(charge: Pick<ChargeRecord, "status" | "captureMode">): boolean {
+  if (charge.status === "pending") return false;
+  return charge.status !== "authorized" || charge.captureMode === "Manual";
+}
+
+/** The service's order status, as a charge status (supplement A). */
+export function chargeStatusOfOrder(status: OrderStatus): ChargeStatus {
+  switch (status) {
+    case "NotActivated":
+      return "authorized";
+    case "PartActivated":
+      return "partially_captured";
+    case "Activated":
+      return "captured";
+    case "PartReturned":
+      return "partially_refunded";
+    case "Returned":
+      return "refunded";
+    case "Cancelled":
+      return "cancelled";
+    case "Expired":
+      return "expired";
+  }
+}
+
+/** What we learnt about a charge, from an answer of the service or a webhook. */
+export type ChargeNews =
+  /** 202: accepted; the outcome comes later. */
+  | { kind: "accepted"; authorizationId: string }
+  /** 200 or `authorization.succeeded`: an order exists; with auto capture a 200 also means captured. */
+  | { kind: "authorized"; authorizationId: string; orderId: string; captured: boolean }
+  /** `authorization.retrying`: still pending; remember why the last attempt failed. */
+  | { kind: "retrying"; authorizationId: string; reason: string }
+  /** 422 or `authorization.failed`. */
+  | { kind: "failed"; authorizationId?: string; reason: string }
+  /** An order event or a fresh read of the order. */
+  | { kind: "order"; authorizationId: string; orderId: string; orderStatus: OrderStatus }
+  /** A merchant write completed (or was found already done): advance its counted sequence. */
+  | { kind: "operation"; operation: MerchantOperation; sequence: number };
+
+/**
+ * The charge after `news`, or undefined when the news changes nothing (old, repeated, or about
+ * another attempt's authorization).
+ */
+export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): ChargeRecord | undefined {
+  const authorizationId = "authorizationId" in news ? news.authorizationId : undefined;
+  if (authorizationId !== undefined && charge.authorizationId !== undefined) {
+    if (authorizationId.toLowerCase() !== charge.authorizationId.toLowerCase()) return undefined;
+  }
+  const next: ChargeRecord = { ...charge, operations: { ...charge.operations } };
+  if (authorizationId !== undefined && next.authorizationId === undefined) {
+    next.authorizationId = authorizationId.toLowerCase();
+  }
+  const moveTo = (status: ChargeStatus) => {
+    if (canMove(next.status, status)) next.status = status;
+  };
+
+  switch (news.kind) {
+    case "accepted":
+      break;
+    case "authorized":
+      next.orderId ??= news.orderId;
+      moveTo(news.captured ? "captured" : "authorized");
+      break;
+    case "retrying":
+      if (next.status === "pending") next.reason = news.reason;
+      break;
+    case "failed":
+      if (next.status === "pending") {
+        next.status = "failed";
+        next.reason = news.reason;
+      }
+      break;
+    case "order":
+      next.orderId ??= news.orderId;
+      moveTo(chargeStatusOfOrder(news.orderStatus));
+      break;
+    case "operation":
+      next.operations[news.operation] = Math.max(next.operations[news.operation], news.sequence);
+      break;
+  }
+  // A retry reason means nothing once the authorization succeeded.
+  if (next.status !== "pending" && next.status !== "failed") delete next.reason;
+
+  if (sameCharge(charge, next)) return undefined;
+  return { ...next, version: charge.version + 1, updatedAt: now.toISOString() };
+}
+
+/** What a new attempt charges: the order as built now (the cart may have changed since). */
+export type NextAttemptOrder = Pick<ChargeRecord, "amount" | "currency" | "captureMode">;
+
+/**
+ * A new attempt at a failed charge (the shopper tries again, perhaps with another payment method):
+ * the next attempt number, hence a new idempotency key. Undefined unless the charge failed.
+ */
+export function startNextAttempt(
+  charge: ChargeRecord,
+  order: NextAttemptOrder,
+  now: Date,
+): ChargeRecord | undefined {
+  if (charge.status !== "failed") return undefined;
+  const { authorizationId: _id, orderId: _order, reason: _reason, ...rest } = charge;
+  return {
+    ...rest,
+    ...order,
+    attempt: charge.attempt + 1,
+    status: "pending",
+    operations: { capture: 0, cancel: 0, refund: 0 },
+    version: charge.version + 1,
+    updatedAt: now.toISOString(),
+  };
+}
+
+function sameCharge(a: ChargeRecord, b: ChargeRecord): boolean {
+  return (
+    a.status === b.status &&
+    a.authorizationId === b.authorizationId &&
+    a.orderId === b.orderId &&
+    a.reason === b.reason &&
+    a.operations.capture === b.operations.capture &&
+    a.operations.cancel === b.operations.cancel &&
+    a.operations.refund === b.operations.refund
+  );
+}

@@ -1,0 +1,79 @@
+import type { PurchaseAuthClient } from "@purchase-auth/core";
+import express, { type RequestHandler, type Router } from "express";
+import { Charges } from "./charges/charges.js";
+import { ChargeNotifier } from "./charges/notifier.js";
+import { rateLimitGuard } from "./http/guards.js";
+import { type PurchaseAuthOptions, resolveOptions } from "./options.js";
+import { purchaseAuthErrorHandler } from "./problems.js";
+import "./request-context.js";
+import { chargeRoute } from "./routes/charge.js";
+import type { RouteContext } from "./routes/context.js";
+import { eventsRoute } from "./routes/events.js";
+import { merchantRoute } from "./routes/merchant.js";
+import { statusRoute } from "./routes/status.js";
+import { webhookRoute } from "./routes/webhook.js";
+import type { ChargeStore } from "./stores/types.js";
+
+/** The router `purchaseAuth` returns: mount it under a path of your app, e.g. `/payments`. */
+export interface PurchaseAuthRouter extends Router {
+  /** The client the router charges with. */
+  readonly client: PurchaseAuthClient;
+  /** The router's charge store. */
+  readonly store: ChargeStore;
+  /** Ends open live-update streams and closes the client if the router constructed it. */
+  close(): Promise<void>;
+}
+
+/**
+ * The payment routes of a shop, as an Express router:
+ *
+ * ```ts
+ * app.use("/payments", purchaseAuth({ clientOptions, resolveCustomer, buildOrder, webhookSecret }));
+ * ```
+ *
+ * Options are checked here, once: a wrong one throws a `ConfigurationError` naming it.
+ */
+export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
+  const resolved = resolveOptions(options);
+  const { client, store, logger } = resolved;
+  const notifier = new ChargeNotifier();
+  const ctx: RouteContext = {
+    options: resolved,
+    charges: new Charges({ store, notifier, logger, onEvent: resolved.onEvent }),
+    notifier,
+    streams: new Set(),
+  };
+
+  const context: RequestHandler = (req, _res, next) => {
+    req.purchaseAuth = { client, store };
+    next();
+  };
+  // Per route, not router.use(): mounted at "/", the router must not parse or limit the app's requests.
+  const shopper: RequestHandler[] = [
+    context,
+    express.json({ limit: resolved.maxBodyBytes }),
+    rateLimitGuard(resolved),
+  ];
+
+  const router = express.Router();
+  router.post("/webhooks", context, ...webhookRoute(ctx));
+  router.post("/charges", ...shopper, chargeRoute(ctx));
+  router.get("/charges/:authorizationId", ...shopper, statusRoute(ctx));
+  router.get("/charges/:authorizationId/events", ...shopper, eventsRoute(ctx));
+  router.post("/charges/:authorizationId/capture", ...shopper, merchantRoute(ctx, "capture"));
+  router.post("/charges/:authorizationId/cancel", ...shopper, merchantRoute(ctx, "cancel"));
+  router.post("/charges/:authorizationId/refund", ...shopper, merchantRoute(ctx, "refund"));
+  router.use(purchaseAuthErrorHandler({ logger }));
+
+  let closing: Promise<void> | undefined;
+  return Object.assign(router, {
+    client,
+    store,
+    close(): Promise<void> {
+      for (const closeStream of [...ctx.streams]) closeStream();
+      // Once: closing the client's dispatcher twice throws.
+      closing ??= resolved.ownsClient ? client.close() : Promise.resolve();
+      return closing;
+    },
+  });
+}

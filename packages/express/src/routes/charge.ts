@@ -1,0 +1,228 @@
+import {
+  type AttemptScheduleInput,
+  type AuthorizationRequest,
+  type AuthorizationRequestInput,
+  captureModeSchema,
+  checkAuthorizationRequest,
+  DeclinedError,
+  formatCents,
+  IdempotencyError,
+  InvalidRequestError,
+  idempotencyKeyIn,
+  NotFoundError,
+  orderTotalCents,
+  ValidationError,
+} from "@purchase-auth/core";
+import type { Request, RequestHandler } from "express";
+import { z } from "zod";
+import type { ChargeNews } from "../charges/state-machine.js";
+import { chargeView } from "../charges/view.js";
+import { asyncHandler } from "../http/async-handler.js";
+import { readJsonBody } from "../http/body.js";
+import { requireCustomer } from "../http/guards.js";
+import type { BuiltOrder, ChargeInput, ResolvedCustomer, ResolvedOptions } from "../options.js";
+import { problem } from "../problems.js";
+import type { ChargeRecord } from "../stores/types.js";
+import type { RouteContext } from "./context.js";
+
+// POST /charges: the browser names its cart and, where the app allows, a capture mode and timing.
+// Who pays comes from the app's session (resolveCustomer), what is charged from the app's cart
+// (buildOrder); the idempotency key comes from the order reference, so a double click or a retried
+// request charges once.
+
+const chargeBodySchema = z.object({
+  cartId: z.string().trim().min(1).max(200),
+  captureMode: captureModeSchema.optional(),
+  timing: z.enum(["now", "asap", "scheduled"]).optional(),
+  schedule: z.string().min(1).max(50).optional(),
+});
+
+const CHARGE_FIELDS = Object.keys(chargeBodySchema.shape);
+
+type ChargeBody = z.output<typeof chargeBodySchema>;
+
+export function chargeRoute(ctx: RouteContext): RequestHandler {
+  const { options, charges } = ctx;
+  const { store, client } = options;
+  /** Create calls in flight in this process, per reference and attempt: a double click shares one. */
+  const inFlight = new Map<string, Promise<ChargeRecord>>();
+
+  return asyncHandler(async (req, res) => {
+    const input = chargeInput(readJsonBody(req, chargeBodySchema, CHARGE_FIELDS), options);
+    const customer = await requireCustomer(req, options);
+    const request = await authorizationRequest(req, customer, input, options);
+    const reference = request.order.reference!;
+    const order = {
+      amount: formatCents(orderTotalCents(request.order.items) ?? 0n),
+      currency: request.order.currency,
+      captureMode: input.captureMode,
+    };
+
+    const { charge: stored, created } = await store.create(newCharge(reference, customer, order));
+    if (stored.customerId !== customer.customerId) {
+      // A reference identifies one customer's order; the app built the same one for someone else.
+      throw problem("conflict", 409, "Order conflict", "This order cannot be paid from your account.");
+    }
+    let charge = stored;
+    if (charge.status === "failed") {
+      // The previous attempt definitely failed: a new attempt, with the next key.
+      charge = (await charges.startNextAttempt(reference, order)) ?? charge;
+    } else if (!created && charge.authorizationId !== undefined) {
+      // A double click or a repeated request: the charge that exists, not a new one.
+      res.status(200).json(chargeView(charge));
+      return;
+    }
+    // A new charge, or one whose create call has no known answer yet (a crash, a timeout, or a
+    // concurrent click): sent with the attempt's key, so the service performs it at most once.
+    const startsAttempt = created || charge.attempt > stored.attempt;
+    const updated = await sendOnce(charge, request);
+    res.status(startsAttempt ? 201 : 200).json(chargeView(updated));
+  });
+
+  /** One create call per attempt in this process; other instances meet at the idempotency key. */
+  function sendOnce(charge: ChargeRecord, request: AuthorizationRequest): Promise<ChargeRecord> {
+    const key = `${charge.reference}\u0000${charge.attempt}`;
+    let call = inFlight.get(key);
+    if (!call) {
+      call = send(charge, request).finally(() => inFlight.delete(key));
+      inFlight.set(key, call);
+    }
+    return call;
+  }
+
+  async function send(charge: ChargeRecord, request: AuthorizationRequest): Promise<ChargeRecord> {
+    const idempotencyKey = idempotencyKeyIn(
+      options.idempotencyNamespace,
+      charge.reference,
+      "authorize",
+      charge.attempt,
+    );
+    try {
+      const result = await client.authorizations.create(request, {
+        idempotencyKey,
+        signal: AbortSignal.timeout(options.timeoutMs),
+      });
+      const news: ChargeNews =
+        result.synchronous && result.orderId !== undefined
+          ? {
+              kind: "authorized",
+              authorizationId: result.authorizationId,
+              orderId: result.orderId,
+              // Specification 4.1 rule 4: with Auto, the order is captured right after authorization.
+              // The attempt's first request decided the mode: a resent key replays its answer.
+              captured: charge.captureMode === "Auto",
+            }
+          : { kind: "accepted", authorizationId: result.authorizationId };
+      return (await charges.apply(charge.reference, news)) ?? charge;
+    } catch (error) {
+      const reason = definiteFailureReason(error);
+      // A definite answer ends this attempt; an unknown outcome leaves it pending for the same key.
+      if (reason !== undefined) await charges.apply(charge.reference, { kind: "failed", reason });
+      throw error;
+    }
+  }
+}
+
+/** The browser's choices, checked against what the app allows. */
+function chargeInput(body: ChargeBody, options: ResolvedOptions): ChargeInput {
+  const captureMode = body.captureMode ?? options.captureMode;
+  if (!options.allowedCaptureModes.includes(captureMode)) {
+    throw notAllowed("captureMode", options.allowedCaptureModes);
+  }
+  const timing = body.timing ?? options.timing;
+  if (!options.allowedTimings.includes(timing)) throw notAllowed("timing", options.allowedTimings);
+  if (timing !== "scheduled") {
+    if (body.schedule !== undefined) throw notAllowed("schedule", []);
+    return { cartId: body.cartId, captureMode, timing };
+  }
+  const schedule = body.schedule ?? options.schedule;
+  if (schedule === undefined) {
+    throw invalidField("schedule", `schedule is required with timing "scheduled"`);
+  }
+  if (!Object.hasOwn(options.schedules, schedule)) {
+    throw notAllowed("schedule", Object.keys(options.schedules));
+  }
+  return { cartId: body.cartId, captureMode, timing, schedule };
+}
+
+function notAllowed(field: string, allowed: readonly string[]) {
+  const message =
+    allowed.length === 0 ? `${field} is not accepted here` : `${field} must be one of ${allowed.join(", ")}`;
+  return invalidField(field, message);
+}
+
+function invalidField(field: string, message: string) {
+  return problem("invalid-body", 400, "Invalid request body", message, { errors: [{ field, message }] });
+}
+
+/** The create request, from the app's customer and order; checked before anything is stored. */
+async function authorizationRequest(
+  req: Request,
+  customer: ResolvedCustomer,
+  input: ChargeInput,
+  options: ResolvedOptions,
+): Promise<AuthorizationRequest> {
+  const order: BuiltOrder = await options.buildOrder(req, input);
+  if (typeof order?.reference !== "string" || order.reference.trim() === "") {
+    throw new TypeError("buildOrder must return an order with a reference (the app's order id, ≤ 50 chars)");
+  }
+  const schedule = attemptSchedule(input, options);
+  const candidate: AuthorizationRequestInput = {
+    customerToken: customer.customerToken,
+    ...(order.storeId === undefined ? {} : { storeId: order.storeId }),
+    order: {
+      items: order.items,
+      currency: order.currency,
+      reference: order.reference,
+      ...(order.actionReference === undefined ? {} : { actionReference: order.actionReference }),
+      ...(order.settlementReference === undefined ? {} : { settlementReference: order.settlementReference }),
+      captureMode: input.captureMode,
+    },
+    ...(schedule === undefined ? {} : { attemptSchedule: schedule }),
+  };
+  const checked = checkAuthorizationRequest(candidate);
+  if (!checked.success) throw new ValidationError(checked.issues);
+  return checked.request;
+}
+
+function attemptSchedule(input: ChargeInput, options: ResolvedOptions): AttemptScheduleInput | undefined {
+  switch (input.timing) {
+    case "now":
+      return { preferSynchronous: true };
+    case "asap":
+      return undefined;
+    case "scheduled":
+      return { relative: [...options.schedules[input.schedule!]!] };
+  }
+}
+
+function newCharge(
+  reference: string,
+  customer: ResolvedCustomer,
+  order: Pick<ChargeRecord, "amount" | "currency" | "captureMode">,
+): ChargeRecord {
+  const now = new Date().toISOString();
+  return {
+    reference,
+    customerId: customer.customerId,
+    attempt: 1,
+    status: "pending",
+    ...order,
+    operations: { capture: 0, cancel: 0, refund: 0 },
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/**
+ * The reason to store when the service gave a definite answer that nothing was charged; undefined
+ * when nobody knows (timeouts, 503, unexpected answers): those keep the charge pending.
+ */
+function definiteFailureReason(error: unknown): string | undefined {
+  if (DeclinedError.isInstance(error)) return error.reason ?? "PAYMENT_DENIED";
+  if (NotFoundError.isInstance(error)) return "CUSTOMER_TOKEN_NOT_FOUND";
+  if (InvalidRequestError.isInstance(error)) return "INVALID_REQUEST";
+  if (IdempotencyError.isInstance(error) && error.reason === "IDEMPOTENCY_KEY_PARSING") return error.reason;
+  return undefined;
+}

@@ -1,0 +1,12 @@
+import type { Charges } from "../charges/charges.js";
+import type { ChargeNotifier } from "../charges/notifier.js";
+import type { ResolvedOptions } from "../options.js";
+
+/** What every route of one router shares. */
+export interface RouteContext {
+  options: ResolvedOptions;
+  charges: Charges;
+  notifier: ChargeNotifier;
+  /** Closers of the open live-update streams, so `router.close()` can end them. */
+  streams: Set<() => void>;
+}

@@ -1,0 +1,66 @@
+import type { RequestHandler } from "express";
+import { isCheckoutComplete } from "../charges/state-machine.js";
+import { chargeView } from "../charges/view.js";
+import { asyncHandler } from "../http/async-handler.js";
+import type { ChargeRecord } from "../stores/types.js";
+import type { RouteContext } from "./context.js";
+import { ownedCharge } from "./owned-charge.js";
+
+/**
+ * GET /charges/:authorizationId/events: server-sent events. The current state first, then each
+ * change (`event: charge`, `id:` the charge's version); the stream ends once checkout is complete
+ * (failed, or captured with auto capture, or authorized with manual capture, or anything later),
+ * when the client goes away, or after `liveUpdates.maxDurationMs`.
+ * Changes made in this process arrive at once; those of other instances by polling the store.
+ */
+export function eventsRoute(ctx: RouteContext): RequestHandler {
+  const { options, notifier, streams } = ctx;
+  const { pollIntervalMs, heartbeatMs, maxDurationMs } = options.liveUpdates;
+
+  return asyncHandler(async (req, res) => {
+    const charge = await ownedCharge(req, options);
+    const authorizationId = charge.authorizationId!;
+    res.status(200).set({
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store, no-transform",
+      Connection: "keep-alive",
+      "X-Accel-Buffering": "no", // nginx: do not buffer the stream
+    });
+    res.flushHeaders();
+
+    let sentVersion = 0;
+    let closed = false;
+    const send = (current: ChargeRecord) => {
+      if (closed || current.version <= sentVersion) return;
+      // A new attempt replaced this authorization: its stream has nothing more to say.
+      if (current.authorizationId !== authorizationId) return close();
+      sentVersion = current.version;
+      res.write(`id: ${current.version}\nevent: charge\ndata: ${JSON.stringify(chargeView(current))}\n\n`);
+      if (isCheckoutComplete(current)) close();
+    };
+    const refresh = () => {
+      options.store.findByReference(charge.reference).then(
+        (current) => current && send(current),
+        (error) => options.logger.warn?.("purchase-auth: live update poll failed", { error: String(error) }),
+      );
+    };
+    const poll = setInterval(refresh, pollIntervalMs);
+    const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), heartbeatMs);
+    const deadline = setTimeout(() => close(), maxDurationMs);
+    const unsubscribe = notifier.subscribe(charge.reference, send);
+    function close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(poll);
+      clearInterval(heartbeat);
+      clearTimeout(deadline);
+      unsubscribe();
+      streams.delete(close);
+      res.end();
+    }
+    streams.add(close);
+    res.on("close", close); // the client went away
+    send(charge);
+    refresh(); // whatever changed between the first read and the subscription
+  });
+}

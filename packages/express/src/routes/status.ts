@@ -1,0 +1,14 @@
+import type { RequestHandler } from "express";
+import { chargeView } from "../charges/view.js";
+import { asyncHandler } from "../http/async-handler.js";
+import type { RouteContext } from "./context.js";
+import { ownedCharge } from "./owned-charge.js";
+
+/** GET /charges/:authorizationId: the charge as webhooks last left it, for its customer only. */
+export function statusRoute(ctx: RouteContext): RequestHandler {
+  return asyncHandler(async (req, res) => {
+    const charge = await ownedCharge(req, ctx.options);
+    res.setHeader("Cache-Control", "no-store");
+    res.status(200).json(chargeView(charge));
+  });
+}

@@ -1,0 +1,37 @@
+// The tables of `PostgresChargeStore`. Run `store.migrate()` at start-up, or apply this SQL with your
+// own migration tool. It is idempotent (IF NOT EXISTS); `migrate()` also takes an advisory lock so
+// two instances starting together do not race each other.
+
+/** Arbitrary constant key of the advisory lock `migrate()` holds while it creates the tables. */
+export const MIGRATION_LOCK_KEY = 7_340_991_205;
+
+export const POSTGRES_SCHEMA_SQL = `
+CREATE TABLE IF NOT EXISTS purchase_auth_charges (
+  reference        text PRIMARY KEY,
+  customer_id      text NOT NULL,
+  attempt          integer NOT NULL,
+  authorization_id text UNIQUE,
+  order_id         text,
+  status           text NOT NULL,
+  reason           text,
+  amount           text NOT NULL, -- a decimal string, exactly as sent ("120.50")
+  currency         text NOT NULL,
+  capture_mode     text NOT NULL,
+  operations       jsonb NOT NULL,
+  version          integer NOT NULL,
+  created_at       timestamptz NOT NULL,
+  updated_at       timestamptz NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS purchase_auth_webhook_events (
+  event_id         text PRIMARY KEY,
+  authorization_id text,
+  event            jsonb NOT NULL,
+  received_at      timestamptz NOT NULL,
+  applied_at       timestamptz
+);
+
+CREATE INDEX IF NOT EXISTS purchase_auth_webhook_events_unapplied
+  ON purchase_auth_webhook_events (authorization_id, received_at)
+  WHERE applied_at IS NULL;
+`.trim();

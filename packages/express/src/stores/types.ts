@@ -1,0 +1,94 @@
+import type { CaptureMode, WebhookEvent } from "@purchase-auth/core";
+
+// The contract every charge store keeps. The router only ever talks to a store through this
+// interface, and the same contract test suite runs against each implementation.
+
+/**
+ * Where a charge stands. `pending` until the service's outcome is known; then the order's life
+ * (authorized → captured → refunded, or cancelled/expired), or `failed` with a reason.
+ */
+export type ChargeStatus =
+  | "pending"
+  | "authorized"
+  | "partially_captured"
+  | "captured"
+  | "partially_refunded"
+  | "refunded"
+  | "cancelled"
+  | "expired"
+  | "failed";
+
+/** The writes a merchant can make to a charge's order. */
+export type MerchantOperation = "capture" | "cancel" | "refund";
+
+/** One charge: the authorization of one order reference (the latest attempt at it). */
+export interface ChargeRecord {
+  /** The app's order reference; the charge's primary key and the root of its idempotency keys. */
+  reference: string;
+  /** The app's customer the charge belongs to (only they may read it). */
+  customerId: string;
+  /** Authorization attempt number, part of the idempotency key; grows only after a definite failure. */
+  attempt: number;
+  /** Known once the service answered (200/202) or a webhook named it. Unique across charges. */
+  authorizationId?: string;
+  /** Known once the authorization succeeded. */
+  orderId?: string;
+  status: ChargeStatus;
+  /** Why it failed (an error reason of the specification), or the reason of the last retry. */
+  reason?: string;
+  /** Total charged, a decimal string computed from the server-built order ("120.50"). */
+  amount: string;
+  currency: string;
+  captureMode: CaptureMode;
+  /** Merchant writes completed so far, per operation: the next counted sequence is this + 1. */
+  operations: Record<MerchantOperation, number>;
+  /** Grows by one with every stored change; compare-and-set compares it. */
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A verified webhook event as stored for deduplication and for later application. */
+export interface StoredWebhookEvent {
+  id: string;
+  /** The authorization the event is about, when it is about one. */
+  authorizationId?: string;
+  event: WebhookEvent;
+  receivedAt: string;
+}
+
+export interface ChargeStore {
+  /**
+   * Stores `charge` unless a charge with its reference exists. Returns the stored charge and whether
+   * this call created it: of two concurrent calls for one reference exactly one creates.
+   */
+  create(charge: ChargeRecord): Promise<{ charge: ChargeRecord; created: boolean }>;
+
+  findByReference(reference: string): Promise<ChargeRecord | undefined>;
+
+  findByAuthorizationId(authorizationId: string): Promise<ChargeRecord | undefined>;
+
+  /**
+   * Replaces the charge of `next.reference` with `next` if its stored version is still
+   * `expectedVersion` (compare-and-set). Returns the stored charge, or undefined when another writer
+   * changed it first (read it again, recompute, retry). `next.version` must be `expectedVersion + 1`.
+   * Throws when the move is backwards (see `isForwardMove`) or `next.authorizationId` belongs to
+   * another charge: those are bugs, never races.
+   */
+  compareAndSet(expectedVersion: number, next: ChargeRecord): Promise<ChargeRecord | undefined>;
+
+  /**
+   * Stores a verified webhook event unless its id is known. `alreadyApplied` is true only when an
+   * event with this id was stored before and marked applied: a duplicate to acknowledge and skip.
+   */
+  recordEvent(event: StoredWebhookEvent): Promise<{ alreadyApplied: boolean }>;
+
+  /** Marks an event applied, after its change is stored. */
+  markEventApplied(eventId: string): Promise<void>;
+
+  /**
+   * Events about `authorizationId` stored but not applied yet, oldest first: they arrived before the
+   * charge learnt its authorization id (a webhook can outrun the answer to the create call).
+   */
+  unappliedEvents(authorizationId: string): Promise<StoredWebhookEvent[]>;
+}

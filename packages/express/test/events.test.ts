@@ -1,0 +1,88 @@
+import { type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type AppOptions, charge, createShopData, type ShopApp, startShopApp } from "./support/shop.js";
+import { readEventStream } from "./support/sse.js";
+
+// Live updates: GET /charges/:id/events streams the charge (server-sent events) until its outcome
+// is known.
+
+let sandbox: SandboxServer;
+const apps: ShopApp[] = [];
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+});
+afterAll(() => sandbox.close());
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((app) => app.close()));
+});
+
+async function shop(options: AppOptions = {}) {
+  const data = createShopData(sandbox);
+  const app = await startShopApp(data, options);
+  apps.push(app);
+  return { data, app };
+}
+
+describe("live updates", () => {
+  it("sends the current state, then each change, and ends once the outcome is known", async () => {
+    const { data, app } = await shop({
+      timing: "scheduled",
+      schedules: { soon: ["00.00:05:00"] },
+      schedule: "soon",
+    });
+    const customer = data.customer();
+    const reply = await charge(app, customer, { cartId: data.cart(customer) });
+    const id = reply.json.authorizationId;
+
+    const stream = await readEventStream(app, `/charges/${id}/events`, customer, async (_event, index) => {
+      // Once the first (pending) state arrived, let the scheduled attempt run.
+      if (index === 0) {
+        sandbox.advanceClock(5 * 60_000);
+        await sandbox.settle();
+      }
+    });
+
+    expect(stream.status).toBe(200);
+    expect(stream.contentType).toMatch(/^text\/event-stream/);
+    const states = stream.events.map((event) => JSON.parse(event.data));
+    expect(stream.events.every((event) => event.event === "charge")).toBe(true);
+    expect(states[0]).toMatchObject({ authorizationId: id, status: "pending" });
+    // authorization.succeeded may or may not be seen before order.captured replaces it; the last
+    // state is the outcome, and the stream ended by itself.
+    expect(states.at(-1)).toMatchObject({
+      authorizationId: id,
+      status: "captured",
+      orderId: expect.any(String),
+    });
+    const versions = stream.events.map((event) => Number(event.id));
+    expect(versions).toEqual([...versions].sort((a, b) => a - b));
+  });
+
+  it("a charge whose outcome is known: one event, then the stream ends", async () => {
+    const { data, app } = await shop();
+    const customer = data.customer();
+    const reply = await charge(app, customer, { cartId: data.cart(customer) });
+    const stream = await readEventStream(app, `/charges/${reply.json.authorizationId}/events`, customer);
+    expect(stream.events.map((event) => JSON.parse(event.data).status)).toEqual(["captured"]);
+  });
+
+  it("router.close() ends open streams", async () => {
+    const { data, app } = await shop({
+      timing: "scheduled",
+      schedules: { later: ["01.00:00:00"] },
+      schedule: "later",
+    });
+    const customer = data.customer();
+    const reply = await charge(app, customer, { cartId: data.cart(customer) });
+    const stream = readEventStream(
+      app,
+      `/charges/${reply.json.authorizationId}/events`,
+      customer,
+      async () => {
+        await app.router.close();
+      },
+    );
+    expect((await stream).events.map((event) => JSON.parse(event.data).status)).toEqual(["pending"]);
+  });
+});

@@ -1,0 +1,211 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { CreateCustomerTokenInput, MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
+import express from "express";
+import { request } from "undici";
+import {
+  type BuiltOrder,
+  HttpProblem,
+  type PurchaseAuthOptions,
+  type PurchaseAuthRouter,
+  purchaseAuth,
+} from "../../src/index.js";
+
+// A real shop for the tests: an Express app with sessions, carts and a server-side price list,
+// the router mounted under /payments, listening on 127.0.0.1, charging a real sandbox.
+
+/** The shop's price list: the only source of prices. */
+export const PRICES: Record<string, { description: string; unitPrice: string; vat: number }> = {
+  "beans-1kg": { description: "Coffee beans 1 kg", unitPrice: "24.90", vat: 14 },
+  grinder: { description: "Burr grinder", unitPrice: "89.00", vat: 25 },
+};
+
+export const MERCHANT_KEY = "merchant-staff-key";
+export const WEBHOOK_SECRET = "whsec_express_tests_0123456789";
+
+/** Response bodies are read loosely in assertions; the assertions themselves are the type check. */
+// biome-ignore lint/suspicious/noExplicitAny: see above
+export type Json = any;
+
+export interface Customer {
+  customerId: string;
+  customerToken: string;
+  /** The session id the browser presents (header x-session). */
+  session: string;
+}
+
+interface Cart {
+  customerId: string;
+  reference: string;
+  currency: string;
+  lines: Array<{ sku: string; quantity: number }>;
+}
+
+/** The app's own data (its database): shared by every instance of the app. */
+export interface ShopData {
+  sandbox: SandboxServer;
+  merchant: MerchantCredentials;
+  customers: Map<string, Customer>;
+  carts: Map<string, Cart>;
+  /** A customer with a new customer token at the sandbox. */
+  customer(token?: Omit<CreateCustomerTokenInput, "merchantId">): Customer;
+  /** A cart of `customer`'s; returns its id. */
+  cart(customer: Customer, lines?: Cart["lines"], currency?: string): string;
+  /** The order reference the app derives from a cart. */
+  referenceOf(cartId: string): string;
+}
+
+export function createShopData(sandbox: SandboxServer): ShopData {
+  const merchant = sandbox.createMerchant();
+  const customers = new Map<string, Customer>();
+  const carts = new Map<string, Cart>();
+  return {
+    sandbox,
+    merchant,
+    customers,
+    carts,
+    customer(token = {}) {
+      const { customerToken } = sandbox.createCustomerToken({ merchantId: merchant.merchantId, ...token });
+      const customer = { customerId: `customer-${randomUUID()}`, customerToken, session: randomUUID() };
+      customers.set(customer.session, customer);
+      return customer;
+    },
+    cart(customer, lines = [{ sku: "beans-1kg", quantity: 2 }], currency = "EUR") {
+      const cartId = `cart-${randomBytes(5).toString("hex")}`;
+      carts.set(cartId, { customerId: customer.customerId, reference: `order-${cartId}`, currency, lines });
+      return cartId;
+    },
+    referenceOf(cartId) {
+      return carts.get(cartId)!.reference;
+    },
+  };
+}
+
+export interface ShopApp {
+  url: string;
+  router: PurchaseAuthRouter;
+  /** Webhook events handed to onEvent, in order. */
+  appliedEvents: Array<{ id: string; type: string }>;
+  close(): Promise<void>;
+}
+
+export type AppOptions = Partial<Omit<PurchaseAuthOptions, "clientOptions">> & {
+  clientOptions?: Partial<NonNullable<PurchaseAuthOptions["clientOptions"]>>;
+  /** Register this app's /payments/webhooks at the sandbox (default true). */
+  receiveWebhooks?: boolean;
+};
+
+/** Starts one instance of the shop. */
+export async function startShopApp(data: ShopData, options: AppOptions = {}): Promise<ShopApp> {
+  const { clientOptions, receiveWebhooks = true, ...rest } = options;
+  const appliedEvents: ShopApp["appliedEvents"] = [];
+  const router = purchaseAuth({
+    clientOptions: {
+      baseUrl: data.sandbox.url,
+      clientId: data.merchant.clientId,
+      clientSecret: data.merchant.clientSecret,
+      scope: data.merchant.scope,
+      retryBaseDelayMs: 5,
+      retryMaxDelayMs: 50,
+      ...clientOptions,
+    },
+    // Session-ish: the app's authentication decides who pays, never the request body.
+    resolveCustomer: (req) => data.customers.get(req.get("x-session") ?? "") ?? null,
+    buildOrder: (req, input): BuiltOrder => {
+      const cart = data.carts.get(input.cartId);
+      // The customer the router resolved for this request (typed by declaration merging).
+      const customer = req.purchaseAuth?.customer;
+      if (!cart || cart.customerId !== customer?.customerId) {
+        throw new HttpProblem({ status: 404, title: "Cart not found", detail: "This cart does not exist." });
+      }
+      return {
+        reference: cart.reference,
+        currency: cart.currency,
+        items: cart.lines.map(({ sku, quantity }) => ({ id: sku, ...PRICES[sku]!, quantity })),
+      };
+    },
+    webhookSecret: WEBHOOK_SECRET,
+    onEvent: (event) => {
+      appliedEvents.push({ id: event.id, type: event.type });
+    },
+    ...rest,
+  });
+  const app = express();
+  app.use("/payments", router);
+  const server = await listen(app);
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  if (receiveWebhooks) {
+    data.sandbox.setWebhooks({
+      merchantId: data.merchant.merchantId,
+      urls: [`${url}/payments/webhooks`],
+      secrets: [WEBHOOK_SECRET],
+    });
+  }
+  return {
+    url,
+    router,
+    appliedEvents,
+    async close() {
+      await router.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** Lets merchant staff in: the header carries the app's staff key. */
+export const staffOnly = (req: express.Request) => req.get("x-merchant-key") === MERCHANT_KEY;
+
+function listen(app: express.Express): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(0, "127.0.0.1", (error?: Error) => (error ? reject(error) : resolve(server)));
+  });
+}
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: Json;
+}
+
+export interface CallOptions {
+  customer?: Customer;
+  merchant?: boolean;
+  body?: unknown;
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+/** One HTTP request to an app, as a browser (or the merchant's back office) would send it. */
+export async function call(app: { url: string }, method: string, path: string, options: CallOptions = {}) {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.customer) headers["x-session"] = options.customer.session;
+  if (options.merchant) headers["x-merchant-key"] = MERCHANT_KEY;
+  let body = options.rawBody;
+  if (body === undefined && options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await request(`${app.url}/payments${path}`, {
+    method: method as "POST",
+    headers,
+    ...(body === undefined ? {} : { body }),
+  });
+  const text = await response.body.text();
+  let json: Json;
+  try {
+    json = text === "" ? undefined : JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.statusCode, headers: response.headers, text, json } satisfies Reply;
+}
+
+/** POST /charges for a cart. */
+export function charge(app: { url: string }, customer: Customer, body: Record<string, unknown>) {
+  return call(app, "POST", "/charges", { customer, body });
+}

@@ -1,0 +1,215 @@
+import { randomUUID } from "node:crypto";
+import type { WebhookEvent } from "@purchase-auth/core";
+import { describe, expect, it } from "vitest";
+import { advance } from "../../src/charges/state-machine.js";
+import type { ChargeRecord, ChargeStore, StoredWebhookEvent } from "../../src/index.js";
+
+// The contract of ChargeStore, one suite for every implementation: whatever passes it can back the
+// router. `makeStore` gives a store on empty tables; `makeTwin` (when given) a second instance on the
+// same data, as two app instances behind a load balancer.
+
+export interface StoreContractSetup {
+  makeStore(): Promise<ChargeStore>;
+  makeTwin?(): Promise<ChargeStore>;
+}
+
+export function newCharge(overrides: Partial<ChargeRecord> = {}): ChargeRecord {
+  const now = new Date().toISOString();
+  return {
+    reference: `order-${randomUUID()}`,
+    customerId: "customer-1",
+    attempt: 1,
+    status: "pending",
+    amount: "120.50",
+    currency: "EUR",
+    captureMode: "Manual",
+    operations: { capture: 0, cancel: 0, refund: 0 },
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
+  };
+}
+
+function storedEvent(authorizationId: string | undefined, type = "order.captured"): StoredWebhookEvent {
+  const id = randomUUID();
+  return {
+    id,
+    ...(authorizationId === undefined ? {} : { authorizationId }),
+    event: {
+      id,
+      type,
+      createdAt: new Date().toISOString(),
+      data: { authorizationId },
+    } as unknown as WebhookEvent,
+    receivedAt: new Date().toISOString(),
+  };
+}
+
+const NOW = new Date();
+
+export function chargeStoreContract(name: string, setup: StoreContractSetup): void {
+  describe(`${name}: ChargeStore contract`, () => {
+    it("creates a charge once per reference and reads it back by reference and authorization id", async () => {
+      const store = await setup.makeStore();
+      const charge = newCharge();
+      expect(await store.create(charge)).toEqual({ charge, created: true });
+      const again = await store.create({ ...charge, customerId: "someone-else", amount: "1.00" });
+      expect(again).toEqual({ charge, created: false });
+      expect(await store.findByReference(charge.reference)).toEqual(charge);
+      expect(await store.findByReference("no-such-order")).toBeUndefined();
+
+      const id = randomUUID();
+      const accepted = advance(charge, { kind: "accepted", authorizationId: id }, NOW)!;
+      expect(await store.compareAndSet(1, accepted)).toEqual(accepted);
+      expect(await store.findByAuthorizationId(id)).toEqual(accepted);
+      expect(await store.findByAuthorizationId(id.toUpperCase())).toEqual(accepted);
+      expect(await store.findByAuthorizationId(randomUUID())).toBeUndefined();
+    });
+
+    it("keeps exact decimal strings and every optional field", async () => {
+      const store = await setup.makeStore();
+      const charge = newCharge({
+        amount: "0.10",
+        authorizationId: randomUUID(),
+        orderId: randomUUID(),
+        status: "failed",
+        reason: "TOKEN_REVOKED",
+        operations: { capture: 2, cancel: 0, refund: 1 },
+      });
+      await store.create(charge);
+      expect(await store.findByReference(charge.reference)).toEqual(charge);
+    });
+
+    it("of concurrent creates for one reference, exactly one creates", async () => {
+      const store = await setup.makeStore();
+      const twin = setup.makeTwin ? await setup.makeTwin() : store;
+      const reference = `order-${randomUUID()}`;
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          (i % 2 ? twin : store).create(newCharge({ reference, customerId: `c${i}` })),
+        ),
+      );
+      expect(results.filter((result) => result.created)).toHaveLength(1);
+      const winner = results.find((result) => result.created)!.charge;
+      for (const result of results) expect(result.charge).toEqual(winner);
+    });
+
+    it("compare-and-set: applies on the expected version only", async () => {
+      const store = await setup.makeStore();
+      const charge = newCharge();
+      await store.create(charge);
+      const authorized = advance(
+        charge,
+        { kind: "authorized", authorizationId: randomUUID(), orderId: randomUUID(), captured: false },
+        NOW,
+      )!;
+      expect(await store.compareAndSet(1, authorized)).toEqual(authorized);
+      // A writer that read version 1 is too late.
+      const stale = advance(charge, { kind: "failed", reason: "PAYMENT_DENIED" }, NOW)!;
+      expect(await store.compareAndSet(1, stale)).toBeUndefined();
+      expect(await store.findByReference(charge.reference)).toEqual(authorized);
+      expect(
+        await store.compareAndSet(1, newCharge({ reference: "no-such-order", version: 2 })),
+      ).toBeUndefined();
+    });
+
+    it("compare-and-set refuses a backwards move even on the right version", async () => {
+      const store = await setup.makeStore();
+      const charge = newCharge({ status: "captured", authorizationId: randomUUID(), orderId: randomUUID() });
+      await store.create(charge);
+      const backwards = { ...charge, status: "authorized" as const, version: 2 };
+      await expect(store.compareAndSet(1, backwards)).rejects.toThrow(/backwards/);
+      const failedAfterSuccess = { ...charge, status: "failed" as const, version: 2 };
+      await expect(store.compareAndSet(1, failedAfterSuccess)).rejects.toThrow(/backwards/);
+      expect(await store.findByReference(charge.reference)).toEqual(charge);
+      // A new attempt is the one way a failed charge starts over.
+      const failed = newCharge({ status: "failed", reason: "TOKEN_REVOKED" });
+      await store.create(failed);
+      const retry = { ...failed, attempt: 2, status: "pending" as const, version: 2 };
+      delete (retry as Partial<ChargeRecord>).reason;
+      expect(await store.compareAndSet(1, retry)).toEqual(retry);
+    });
+
+    it("an authorization id belongs to one charge", async () => {
+      const store = await setup.makeStore();
+      const id = randomUUID();
+      await store.create(newCharge({ authorizationId: id }));
+      const other = newCharge();
+      await store.create(other);
+      await expect(store.compareAndSet(1, { ...other, authorizationId: id, version: 2 })).rejects.toThrow(
+        /another charge/,
+      );
+    });
+
+    it("concurrent compare-and-set rounds from two instances: every writer's news lands once", async () => {
+      const store = await setup.makeStore();
+      const twin = setup.makeTwin ? await setup.makeTwin() : store;
+      const charge = newCharge({
+        status: "authorized",
+        authorizationId: randomUUID(),
+        orderId: randomUUID(),
+      });
+      await store.create(charge);
+      const writers = Array.from({ length: 10 }, (_, i) => async () => {
+        const instance = i % 2 ? twin : store;
+        for (;;) {
+          const current = (await instance.findByReference(charge.reference))!;
+          const next = {
+            ...current,
+            operations: { ...current.operations, capture: current.operations.capture + 1 },
+            version: current.version + 1,
+          };
+          if (await instance.compareAndSet(current.version, next)) return;
+        }
+      });
+      await Promise.all(writers.map((write) => write()));
+      const final = (await twin.findByReference(charge.reference))!;
+      expect(final.operations.capture).toBe(10);
+      expect(final.version).toBe(11);
+    });
+
+    it("webhook events: stored once, duplicates known only once applied, waiting events by id", async () => {
+      const store = await setup.makeStore();
+      const twin = setup.makeTwin ? await setup.makeTwin() : store;
+      const authorizationId = randomUUID();
+      const first = storedEvent(authorizationId);
+      const second = storedEvent(authorizationId);
+      const unrelated = storedEvent(undefined, "customer-token.status-changed");
+
+      expect(await store.recordEvent(first)).toEqual({ alreadyApplied: false });
+      // Stored but not applied (a crash between): a redelivery must be applied, not skipped.
+      expect(await twin.recordEvent(first)).toEqual({ alreadyApplied: false });
+      expect(await store.recordEvent(second)).toEqual({ alreadyApplied: false });
+      expect(await store.recordEvent(unrelated)).toEqual({ alreadyApplied: false });
+
+      const waiting = await twin.unappliedEvents(authorizationId.toUpperCase());
+      expect(waiting.map((event) => event.id).sort()).toEqual([first.id, second.id].sort());
+      expect(waiting.find((event) => event.id === first.id)).toEqual(first);
+
+      await store.markEventApplied(first.id);
+      await store.markEventApplied(first.id); // idempotent
+      expect(await twin.recordEvent(first)).toEqual({ alreadyApplied: true });
+      expect((await store.unappliedEvents(authorizationId)).map((event) => event.id)).toEqual([second.id]);
+      expect(await store.unappliedEvents(randomUUID())).toEqual([]);
+    });
+
+    it("of concurrent deliveries of one event, all are stored as one", async () => {
+      const store = await setup.makeStore();
+      const twin = setup.makeTwin ? await setup.makeTwin() : store;
+      const authorizationId = randomUUID();
+      const event = storedEvent(authorizationId);
+      await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? twin : store).recordEvent(event)));
+      expect(await store.unappliedEvents(authorizationId)).toHaveLength(1);
+    });
+
+    it("returns copies: changing a returned record changes nothing stored", async () => {
+      const store = await setup.makeStore();
+      const charge = newCharge();
+      const { charge: returned } = await store.create(charge);
+      returned.status = "captured";
+      returned.operations.capture = 99;
+      expect(await store.findByReference(charge.reference)).toEqual(charge);
+    });
+  });
+}
