@@ -107,6 +107,8 @@ export class Executor {
           last = { kind: "timeout" };
           mayHaveTakenEffect = true;
         } else if (isConnectionError(error) || isUndiciError(error)) {
+          // A connection that broke under the request may have delivered it.
+          mayHaveTakenEffect = true;
           if (attempt === 1 && !staleSocketRetried && isStaleSocketReset(error)) {
             staleSocketRetried = true;
             logger.debug?.(
@@ -116,7 +118,6 @@ export class Executor {
             continue;
           }
           last = { kind: "network", error };
-          mayHaveTakenEffect = true;
         } else {
           throw error;
         }
@@ -131,6 +132,15 @@ export class Executor {
           continue;
         }
         const body = parseErrorBody(response.body);
+        if (response.status === 401 && mayHaveTakenEffect) {
+          // The service checks the bearer before the idempotency key: this 401 says nothing about
+          // the earlier attempt, which may have charged.
+          throw outcomeUnknown(
+            call,
+            "an earlier attempt may have succeeded, then authentication failed",
+            errorFromResponse(401, body, call),
+          );
+        }
         if (response.status !== 503 && !isInProgress(response.status, body)) {
           throw errorFromResponse(response.status, body, call);
         }
