@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DEFAULT_HEADERS, isGuid } from "@purchase-auth/core";
 import type { SandboxContext } from "../context.js";
@@ -38,6 +39,8 @@ export class ServicePipeline {
 
   constructor(ctx: SandboxContext) {
     this.#ctx = ctx;
+    // Every latency wait listens to this one signal; many at once is expected, not a leak.
+    setMaxListeners(0, this.#closing.signal);
   }
 
   close(): void {
