@@ -1,0 +1,126 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { MachineInfo } from "./machine.js";
+import type { MemoryProbeResult } from "./memory-probe.js";
+import type { ThroughputCell, ThroughputRatios, ThroughputSettings } from "./rows/create-throughput.js";
+import type { ExpressAdapterResult } from "./rows/express-adapter.js";
+import type { CapacityCell } from "./rows/sandbox-capacity.js";
+import type { TokenHandlingResult } from "./rows/token-handling.js";
+import type { ValidationCell } from "./rows/validation.js";
+import type { SandboxPlacement } from "./sandbox-host.js";
+
+/** Everything one run measured; written as JSON as is. */
+export interface BenchResults {
+  startedAt: string;
+  durationSeconds: number;
+  machine: MachineInfo;
+  sandboxPlacement: SandboxPlacement;
+  attemptSchedule: "preferSynchronous";
+  createThroughput?: { settings: ThroughputSettings; cells: ThroughputCell[]; ratios: ThroughputRatios[] };
+  tokenHandling?: TokenHandlingResult;
+  validation?: { rounds: number; cells: ValidationCell[] };
+  memory?: MemoryProbeResult & { limitBytes: number };
+  sandboxCapacity?: CapacityCell[];
+  expressAdapter: ExpressAdapterResult;
+  /** Checks that must hold on any machine (counts, memory); speed goals are reported, not enforced. */
+  failedChecks: string[];
+}
+
+export const GOALS = { oursOverRawAtLeast: 0.85, oursOverOthersAbove: 1 } as const;
+
+const integer = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
+const count = (value: number) => (Number.isFinite(value) ? integer.format(value) : "n/a");
+const percent = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)}%` : "n/a");
+const mark = (ok: boolean) => (ok ? "ok" : "MISSED");
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
+
+/** The compact table printed at the end of a run. */
+export function formatReport(results: BenchResults): string {
+  const { machine } = results;
+  const lines: string[] = [
+    `purchase-auth bench, ${results.startedAt} (${fixed(results.durationSeconds, 0)} s)`,
+    `node ${machine.node}, ${machine.cpus} × ${machine.cpuModel}, load ${machine.loadAverage.join(" ")}; sandbox in a ${results.sandboxPlacement}; attemptSchedule preferSynchronous`,
+    "",
+  ];
+
+  const throughput = results.createThroughput;
+  if (throughput) {
+    const { settings } = throughput;
+    lines.push(
+      `create authorization: median of ${settings.rounds} interleaved rounds × ${count(settings.operations)} ops per cell`,
+      `  ${"variant".padEnd(11)} ${"c".padStart(3)} ${"ops/s".padStart(8)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"client µs/op".padStart(13)} ${"client CPU".padStart(11)} ${"sandbox CPU".padStart(12)}`,
+    );
+    for (const concurrency of settings.concurrencies) {
+      for (const cell of throughput.cells.filter((c) => c.concurrency === concurrency)) {
+        lines.push(
+          `  ${cell.variant.padEnd(11)} ${String(concurrency).padStart(3)} ${count(cell.opsPerSec).padStart(8)} ${fixed(cell.p50Ms).padStart(8)} ${fixed(cell.p99Ms).padStart(8)} ${fixed(cell.clientCpuMicrosPerOp, 0).padStart(13)} ${percent(cell.clientCpuPercent).padStart(11)} ${percent(cell.sandboxCpuPercent).padStart(12)}`,
+        );
+      }
+    }
+    lines.push(
+      `  ratios (throughput; goals: ours/raw ≥ ${GOALS.oursOverRawAtLeast}, ours/fetch and ours/axios > 1)`,
+    );
+    for (const ratio of throughput.ratios) {
+      lines.push(
+        `  c=${String(ratio.concurrency).padEnd(3)} ours/raw ${fixed(ratio.oursOverRaw)} ${mark(ratio.oursOverRaw >= GOALS.oursOverRawAtLeast).padEnd(6)}  ours/fetch ${fixed(ratio.oursOverFetch)} ${mark(ratio.oursOverFetch > 1).padEnd(6)}  ours/axios ${fixed(ratio.oursOverAxios)} ${mark(ratio.oursOverAxios > 1).padEnd(6)}  client CPU per op ours/raw ${fixed(ratio.oursCpuOverRaw)}`,
+      );
+    }
+    lines.push("");
+  }
+
+  const tokens = results.tokenHandling;
+  if (tokens) {
+    const { coldBurst, simulatedDay } = tokens;
+    lines.push(
+      "token handling (token requests counted at the sandbox)",
+      `  ${count(coldBurst.concurrentCalls)} concurrent calls on a cold client: ${coldBurst.tokenRequests} (expected exactly ${coldBurst.expected}) ${mark(coldBurst.tokenRequests === coldBurst.expected)}`,
+      `  ${count(simulatedDay.calls)} calls, one per virtual minute for 24 h, ${simulatedDay.tokenLifetimeSeconds / 3600} h tokens: ${simulatedDay.tokenRequests} (expected ${simulatedDay.expected.join(" or ")}) ${mark(simulatedDay.expected.includes(simulatedDay.tokenRequests))}`,
+      "",
+    );
+  }
+
+  const validation = results.validation;
+  if (validation) {
+    lines.push(`validation + JSON.stringify, in process (ops/s, median of ${validation.rounds} rounds)`);
+    for (const cell of validation.cells) {
+      lines.push(
+        `  ${`${cell.items} item${cell.items === 1 ? "" : "s"}`.padEnd(9)} core ${count(cell.coreOpsPerSec).padStart(9)}   hand-written reference ${count(cell.referenceOpsPerSec).padStart(9)}   core/reference ${fixed(cell.ratio)}`,
+      );
+    }
+    lines.push("");
+  }
+
+  const memory = results.memory;
+  if (memory) {
+    lines.push(
+      `memory: ${count(memory.operations)} sequential creates through our client (own process, --expose-gc)`,
+      `  heap after GC ${mib(memory.baselineHeapBytes)} → ${mib(memory.finalHeapBytes)}: growth ${mib(memory.growthBytes)} (limit ${mib(memory.limitBytes)}) ${mark(memory.growthBytes < memory.limitBytes)}`,
+      `  samples: ${memory.samples.map((s) => `${count(s.afterOperations)}: ${mib(s.heapBytes)}`).join(", ")}`,
+      "",
+    );
+  }
+
+  const capacity = results.sandboxCapacity;
+  if (capacity) {
+    lines.push("sandbox capacity (raw undici client)");
+    for (const cell of capacity) {
+      lines.push(
+        `  ${cell.endpoint.padEnd(38)} c=${cell.concurrency} ${count(cell.opsPerSec).padStart(7)} req/s  p50 ${fixed(cell.p50Ms)} ms  p99 ${fixed(cell.p99Ms)} ms  sandbox CPU ${percent(cell.sandboxCpuPercent)} (≈ ${count(cell.extrapolatedSandboxCeiling)} req/s at a full core)`,
+      );
+    }
+    lines.push("");
+  }
+
+  lines.push(
+    "express adapter charge route vs bare Express route",
+    `  ${results.expressAdapter.status} (${results.expressAdapter.reason})`,
+  );
+  if (results.failedChecks.length > 0) lines.push("", `FAILED CHECKS: ${results.failedChecks.join("; ")}`);
+  return lines.join("\n");
+}
+
+export async function writeResults(path: string, results: BenchResults): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, `${JSON.stringify(results, null, 2)}\n`);
+}

@@ -1,0 +1,112 @@
+import { fileURLToPath } from "node:url";
+import { machineInfo } from "./machine.js";
+import { type BenchResults, formatReport, writeResults } from "./report.js";
+import { measureCreateThroughput, type ThroughputSettings } from "./rows/create-throughput.js";
+import { expressAdapterPlaceholder } from "./rows/express-adapter.js";
+import { measureMemory } from "./rows/memory.js";
+import { measureSandboxCapacity } from "./rows/sandbox-capacity.js";
+import { measureTokenHandling } from "./rows/token-handling.js";
+import { measureValidation } from "./rows/validation.js";
+import { type SandboxPlacement, startSandboxHost } from "./sandbox-host.js";
+
+// `pnpm bench`: every row in one run, a table on stdout and results/latest.json.
+// BENCH_QUICK=1 runs tiny op counts (a smoke test of the harness, not numbers to quote);
+// BENCH_SANDBOX=in-process runs the sandbox in this process instead of a child process;
+// BENCH_ONLY=throughput,tokens,validation,memory,capacity runs a subset.
+
+const quick = process.env.BENCH_QUICK === "1";
+const placement: SandboxPlacement =
+  process.env.BENCH_SANDBOX === "in-process" ? "in-process" : "child-process";
+const only = new Set((process.env.BENCH_ONLY ?? "throughput,tokens,validation,memory,capacity").split(","));
+const scale = (full: number, smoke: number) => (quick ? smoke : full);
+
+const THROUGHPUT: ThroughputSettings = {
+  concurrencies: [1, 16, 64],
+  rounds: 5,
+  operations: scale(3_000, 200),
+  warmupPerCell: scale(300, 20),
+  initialWarmup: scale(2_000, 50),
+};
+const VALIDATION = {
+  rounds: 3,
+  sizes: [
+    { items: 1, iterations: scale(20_000, 500) },
+    { items: 500, iterations: scale(200, 5) },
+  ],
+};
+const MEMORY = { operations: scale(100_000, 2_000), warmup: scale(2_000, 200), samples: 4 };
+const CAPACITY = { operations: scale(5_000, 200), rounds: 3, concurrency: 64 };
+
+const RESULTS_PATH = fileURLToPath(new URL("../../results/latest.json", import.meta.url));
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const results: BenchResults = {
+    startedAt: startedAt.toISOString(),
+    durationSeconds: 0,
+    machine: machineInfo(),
+    sandboxPlacement: placement,
+    attemptSchedule: "preferSynchronous",
+    expressAdapter: expressAdapterPlaceholder(),
+    failedChecks: [],
+  };
+
+  if (only.has("validation")) {
+    log("validation + serialisation …");
+    results.validation = { rounds: VALIDATION.rounds, cells: measureValidation(VALIDATION) };
+  }
+  if (only.has("tokens")) {
+    log("token handling …");
+    results.tokenHandling = await measureTokenHandling();
+  }
+
+  const host = await startSandboxHost(placement);
+  try {
+    if (only.has("throughput")) {
+      log(`create throughput (sandbox in a ${placement}) …`);
+      results.createThroughput = {
+        settings: THROUGHPUT,
+        ...(await measureCreateThroughput(host, THROUGHPUT, log)),
+      };
+    }
+    if (only.has("capacity")) {
+      log("sandbox capacity …");
+      results.sandboxCapacity = await measureSandboxCapacity(host, CAPACITY);
+    }
+    if (only.has("memory")) {
+      log(`memory (${MEMORY.operations} sequential creates) …`);
+      results.memory = await measureMemory(host, MEMORY);
+    }
+  } finally {
+    await host.close();
+  }
+
+  results.failedChecks = failedChecks(results);
+  results.durationSeconds = (performance.now() - t0) / 1000;
+  process.stdout.write(`\n${formatReport(results)}\n`);
+  await writeResults(RESULTS_PATH, results);
+  log(`\nwrote ${RESULTS_PATH}`);
+  if (results.failedChecks.length > 0) process.exitCode = 1;
+}
+
+/** Correctness checks that hold on any machine; speed goals are only reported (the machine is noisy). */
+function failedChecks(results: BenchResults): string[] {
+  const failed: string[] = [];
+  const tokens = results.tokenHandling;
+  if (tokens && tokens.coldBurst.tokenRequests !== tokens.coldBurst.expected) {
+    failed.push(`cold burst made ${tokens.coldBurst.tokenRequests} token requests, expected 1`);
+  }
+  if (tokens && !tokens.simulatedDay.expected.includes(tokens.simulatedDay.tokenRequests)) {
+    failed.push(`simulated day made ${tokens.simulatedDay.tokenRequests} token requests, expected 24 or 25`);
+  }
+  const memory = results.memory;
+  if (memory && !quick && memory.growthBytes >= memory.limitBytes) {
+    failed.push(`heap grew ${memory.growthBytes} bytes over ${memory.operations} creates`);
+  }
+  return failed;
+}
+
+await main();

@@ -1,0 +1,102 @@
+import { fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { type SandboxOptions, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
+import type { ShopCredentials } from "./wire.js";
+
+/**
+ * Where the benchmarked sandbox runs. In a child process it gets a core of its own, so the client
+ * side is not slowed by the server sharing its event loop (see README, "Where the sandbox runs").
+ */
+export type SandboxPlacement = "in-process" | "child-process";
+
+export interface SandboxHost {
+  readonly placement: SandboxPlacement;
+  readonly url: string;
+  /** A new merchant with an Active customer token (EUR, auto capture, unlimited funds). */
+  openShop(): Promise<ShopCredentials>;
+  /** CPU time the sandbox's process has used so far, in microseconds (user + system). */
+  cpuMicros(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Bounded stores so the sandbox reaches its steady state (evicting the oldest records) during the
+ * warm-up instead of growing through the measured rounds.
+ */
+export const BENCH_SANDBOX_OPTIONS: SandboxOptions = {
+  historyLimit: 1_000,
+  maxStoredObjects: 20_000,
+  maxIdempotencyKeys: 20_000,
+};
+
+export function shopOf(sandbox: SandboxServer): ShopCredentials {
+  const merchant = sandbox.createMerchant();
+  const { customerToken } = sandbox.createCustomerToken({ merchantId: merchant.merchantId });
+  return {
+    baseUrl: sandbox.url,
+    merchantId: merchant.merchantId,
+    clientId: merchant.clientId,
+    clientSecret: merchant.clientSecret,
+    scope: merchant.scope,
+    customerToken,
+  };
+}
+
+export function startSandboxHost(placement: SandboxPlacement): Promise<SandboxHost> {
+  return placement === "in-process" ? startInProcess() : startChildProcess();
+}
+
+async function startInProcess(): Promise<SandboxHost> {
+  const sandbox = await startSandbox(BENCH_SANDBOX_OPTIONS);
+  return {
+    placement: "in-process",
+    url: sandbox.url,
+    openShop: async () => shopOf(sandbox),
+    // The sandbox shares this process: its CPU time cannot be told apart from the client's.
+    cpuMicros: async () => Number.NaN,
+    close: () => sandbox.close(),
+  };
+}
+
+/** Messages of the tiny RPC between this process and sandbox-process.ts. */
+export type SandboxRpcRequest = { id: number; method: "openShop" | "cpuMicros" | "close" };
+export type SandboxRpcReply = { id: number; result?: unknown; error?: string } | { ready: string };
+
+async function startChildProcess(): Promise<SandboxHost> {
+  const entry = fileURLToPath(new URL("./sandbox-process.js", import.meta.url));
+  const child = fork(entry, [], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: [] });
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  let nextId = 1;
+
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`sandbox process exited early (${code})`)));
+    child.on("message", (message: SandboxRpcReply) => {
+      if ("ready" in message) return resolve(message.ready);
+      const waiter = pending.get(message.id);
+      pending.delete(message.id);
+      if (message.error !== undefined) waiter?.reject(new Error(message.error));
+      else waiter?.resolve(message.result);
+    });
+  });
+
+  const call = <T>(method: SandboxRpcRequest["method"]): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      child.send({ id, method } satisfies SandboxRpcRequest);
+    });
+
+  return {
+    placement: "child-process",
+    url,
+    openShop: () => call<ShopCredentials>("openShop"),
+    cpuMicros: () => call<number>("cpuMicros"),
+    close: async () => {
+      child.removeAllListeners("exit"); // the "exited early" rejection of the start
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      await call("close").catch(() => undefined);
+      await exited;
+    },
+  };
+}
