@@ -20,7 +20,9 @@ const run = spawnSync(
 if (existsSync(report)) {
   const results = JSON.parse(readFileSync(report, "utf8"));
   const skipped = results.numPendingTests + results.numTodoTests;
-  console.log(`\nvitest: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${skipped} skipped`);
+  console.log(
+    `\nvitest: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${skipped} skipped`,
+  );
 } else {
   console.log("\nvitest: no report was written (vitest did not run to the end)");
 }
