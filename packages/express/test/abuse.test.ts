@@ -1,27 +1,19 @@
-import { type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { type AppOptions, call, charge, createShopData, type ShopApp, startShopApp } from "./support/shop.js";
+import { describe, expect, it, vi } from "vitest";
+import {
+  type AppOptions,
+  call,
+  charge,
+  createShopData,
+  type ShopApp,
+  startShopApp,
+  useShops,
+} from "./support/shop.js";
 
 // What a browser (or someone pretending to be one) may try: choose the token, change the price,
 // read or pay someone else's charge, send too much, send too often.
 
-let sandbox: SandboxServer;
-const apps: ShopApp[] = [];
-
-beforeAll(async () => {
-  sandbox = await startSandbox();
-});
-afterAll(() => sandbox.close());
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((app) => app.close()));
-});
-
-async function shop(options: AppOptions = {}) {
-  const data = createShopData(sandbox);
-  const app = await startShopApp(data, options);
-  apps.push(app);
-  return { data, app };
-}
+const shops = useShops();
+const { shop } = shops;
 
 describe("the browser cannot choose who pays or what is charged", () => {
   it("a customer token, a price or an amount in the body is refused by name; nothing is charged", async () => {
@@ -46,12 +38,12 @@ describe("the browser cannot choose who pays or what is charged", () => {
         extra.map((field) => ({ field, message: `${field} is not accepted here` })),
       );
     }
-    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toEqual([]);
+    expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toEqual([]);
 
     // The same cart, asked for properly, is charged at the price list's price, on Mallory's token.
     const honest = await charge(app, mallory, { cartId });
     expect(honest.json).toMatchObject({ status: "captured", amount: "49.80" });
-    const [authorization] = sandbox.authorizations({ merchantId: data.merchant.merchantId });
+    const [authorization] = shops.sandbox().authorizations({ merchantId: data.merchant.merchantId });
     expect(authorization).toMatchObject({ amount: "49.80", customerToken: mallory.customerToken });
   });
 
@@ -67,7 +59,7 @@ describe("the browser cannot choose who pays or what is charged", () => {
     const later = await charge(app, customer, { cartId, timing: "scheduled", schedule: "whenever" });
     expect(later.status).toBe(400);
     expect(later.json.errors[0].field).toBe("timing");
-    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toEqual([]);
+    expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toEqual([]);
   });
 
   it("a missing or malformed cartId is a 400 naming it", async () => {
@@ -130,7 +122,7 @@ describe("one customer cannot reach another's charges", () => {
       status: 404,
       detail: "This cart does not exist.",
     });
-    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toEqual([]);
+    expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toEqual([]);
   });
 
   it("an order reference the app built for another customer cannot be paid twice over (409)", async () => {
@@ -143,7 +135,7 @@ describe("one customer cannot reach another's charges", () => {
     data.carts.get(cartId)!.customerId = bob.customerId;
     const reply = await charge(app, bob, { cartId });
     expect(reply.status).toBe(409);
-    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+    expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
   });
 });
 
@@ -188,14 +180,16 @@ describe("limits", () => {
     const refused = await charge(app, customer, { cartId: data.cart(customer) });
     expect(refused.status).toBe(429);
     expect(refused.json).toMatchObject({ type: "urn:purchase-auth:problem:too-many-requests", status: 429 });
-    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+    expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
   });
 
   it("a service slower than timeoutMs answers 503 'confirming', and the charge stays pending", async () => {
     const { data, app } = await shop({ timeoutMs: 100, receiveWebhooks: false });
     const customer = data.customer();
     const cartId = data.cart(customer);
-    sandbox.injectFault({ kind: "latency", latencyMs: 400, match: { path: "/purchase/authorizations" } });
+    shops
+      .sandbox()
+      .injectFault({ kind: "latency", latencyMs: 400, match: { path: "/purchase/authorizations" } });
     const slow = await charge(app, customer, { cartId });
     expect(slow.status).toBe(503);
     expect(slow.json.type).toBe("urn:purchase-auth:problem:payment-confirming");
@@ -204,12 +198,12 @@ describe("limits", () => {
     });
     // The service finishes the slow request; then the retried POST (same key) learns its outcome.
     await vi.waitFor(() =>
-      expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1),
+      expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1),
     );
-    sandbox.clearFaults();
+    shops.sandbox().clearFaults();
     const resolved = await charge(app, customer, { cartId });
     expect(resolved.json.status).toBe("captured");
-    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+    expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
   });
 
   it("an order the app built wrongly is a 400 naming the field, and nothing is stored or charged", async () => {
@@ -227,7 +221,7 @@ describe("limits", () => {
       { field: "order.items[0].unitPrice", message: "order.items[0].unitPrice must have at most 2 decimals" },
     ]);
     expect(await app.router.store.findByReference("order-with-a-bad-price")).toBeUndefined();
-    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toEqual([]);
+    expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toEqual([]);
   });
 
   it("problems never carry a stack, internal text or a secret", async () => {

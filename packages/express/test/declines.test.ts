@@ -1,28 +1,20 @@
-import { type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SHOPPER_MESSAGES } from "../src/index.js";
-import { type AppOptions, call, charge, createShopData, type ShopApp, startShopApp } from "./support/shop.js";
+import {
+  type AppOptions,
+  call,
+  charge,
+  createShopData,
+  type ShopApp,
+  startShopApp,
+  useShops,
+} from "./support/shop.js";
 
 // Every decline the sandbox can produce, synchronous (the 422 answer) and asynchronous (the
 // authorization.failed webhook), mapped to its shopper message.
 
-let sandbox: SandboxServer;
-const apps: ShopApp[] = [];
-
-beforeAll(async () => {
-  sandbox = await startSandbox();
-});
-afterAll(() => sandbox.close());
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((app) => app.close()));
-});
-
-async function shop(options: AppOptions = {}) {
-  const data = createShopData(sandbox);
-  const app = await startShopApp(data, options);
-  apps.push(app);
-  return { data, app };
-}
+const shops = useShops();
+const { shop } = shops;
 
 type TokenSetup = Parameters<ReturnType<typeof createShopData>["customer"]>[0];
 
@@ -80,7 +72,7 @@ describe("synchronous declines", () => {
 
   it("a customer token the merchant does not own: 422 'payment method not found'", async () => {
     const { data, app } = await shop();
-    const stranger = createShopData(sandbox).customer(); // a token of another merchant
+    const stranger = createShopData(shops.sandbox()).customer(); // a token of another merchant
     const customer = { ...data.customer(), customerToken: stranger.customerToken };
     data.customers.set(customer.session, customer);
     const reply = await charge(app, customer, { cartId: data.cart(customer) });
@@ -98,12 +90,12 @@ describe("synchronous declines", () => {
     const cartId = data.cart(customer);
     expect((await charge(app, customer, { cartId })).status).toBe(422);
 
-    sandbox.updateCustomerToken(customer.customerToken, { funds: null }); // the customer topped up
+    shops.sandbox().updateCustomerToken(customer.customerToken, { funds: null }); // the customer topped up
     const again = await charge(app, customer, { cartId });
 
     expect(again.status).toBe(201);
     expect(again.json.status).toBe("captured");
-    const attempts = sandbox.authorizations({ merchantId: data.merchant.merchantId });
+    const attempts = shops.sandbox().authorizations({ merchantId: data.merchant.merchantId });
     expect(attempts.map((authorization) => authorization.status)).toEqual(["Failed", "Succeeded"]);
     expect(new Set(attempts.map((authorization) => authorization.idempotencyKey)).size).toBe(2);
     expect(await app.router.store.findByReference(data.referenceOf(cartId))).toMatchObject({ attempt: 2 });
@@ -117,7 +109,7 @@ describe("asynchronous declines, by webhook", () => {
     const reply = await charge(app, customer, { cartId: data.cart(customer) });
     expect(reply.json.status).toBe("pending");
 
-    await sandbox.settle();
+    await shops.sandbox().settle();
 
     const status = await call(app, "GET", `/charges/${reply.json.authorizationId}`, { customer });
     expect(status.json).toMatchObject({
@@ -136,10 +128,10 @@ describe("asynchronous declines, by webhook", () => {
     const customer = data.customer();
     const reply = await charge(app, customer, { cartId: data.cart(customer) });
     expect(reply.json.status).toBe("pending");
-    sandbox.setCustomerTokenStatus(customer.customerToken, "Revoked");
+    shops.sandbox().setCustomerTokenStatus(customer.customerToken, "Revoked");
 
-    sandbox.advanceClock(30 * 60_000);
-    await sandbox.settle();
+    shops.sandbox().advanceClock(30 * 60_000);
+    await shops.sandbox().settle();
 
     const status = await call(app, "GET", `/charges/${reply.json.authorizationId}`, { customer });
     expect(status.json).toMatchObject({
@@ -158,16 +150,16 @@ describe("asynchronous declines, by webhook", () => {
     const customer = data.customer({ failNextAttempts: ["PAYMENT_FAILED"] });
     const reply = await charge(app, customer, { cartId: data.cart(customer) });
 
-    sandbox.advanceClock(10 * 60_000);
-    await sandbox.settle();
+    shops.sandbox().advanceClock(10 * 60_000);
+    await shops.sandbox().settle();
     const retrying = await app.router.store.findByAuthorizationId(reply.json.authorizationId);
     expect(retrying).toMatchObject({ status: "pending", reason: "PAYMENT_FAILED" });
     const shown = await call(app, "GET", `/charges/${reply.json.authorizationId}`, { customer });
     expect(shown.json.status).toBe("pending");
     expect(shown.json.reason).toBeUndefined(); // a retry's reason is not a decline
 
-    sandbox.advanceClock(10 * 60_000);
-    await sandbox.settle();
+    shops.sandbox().advanceClock(10 * 60_000);
+    await shops.sandbox().settle();
     const done = await call(app, "GET", `/charges/${reply.json.authorizationId}`, { customer });
     expect(done.json.status).toBe("captured");
   });

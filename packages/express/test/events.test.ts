@@ -1,28 +1,19 @@
-import { type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type AppOptions, charge, createShopData, type ShopApp, startShopApp } from "./support/shop.js";
+import { describe, expect, it } from "vitest";
+import {
+  type AppOptions,
+  charge,
+  createShopData,
+  type ShopApp,
+  startShopApp,
+  useShops,
+} from "./support/shop.js";
 import { readEventStream } from "./support/sse.js";
 
 // Live updates: GET /charges/:id/events streams the charge (server-sent events) until its outcome
 // is known.
 
-let sandbox: SandboxServer;
-const apps: ShopApp[] = [];
-
-beforeAll(async () => {
-  sandbox = await startSandbox();
-});
-afterAll(() => sandbox.close());
-afterEach(async () => {
-  await Promise.all(apps.splice(0).map((app) => app.close()));
-});
-
-async function shop(options: AppOptions = {}) {
-  const data = createShopData(sandbox);
-  const app = await startShopApp(data, options);
-  apps.push(app);
-  return { data, app };
-}
+const shops = useShops();
+const { shop } = shops;
 
 describe("live updates", () => {
   it("sends the current state, then each change, and ends once the outcome is known", async () => {
@@ -38,8 +29,8 @@ describe("live updates", () => {
     const stream = await readEventStream(app, `/charges/${id}/events`, customer, async (_event, index) => {
       // Once the first (pending) state arrived, let the scheduled attempt run.
       if (index === 0) {
-        sandbox.advanceClock(5 * 60_000);
-        await sandbox.settle();
+        shops.sandbox().advanceClock(5 * 60_000);
+        await shops.sandbox().settle();
       }
     });
 

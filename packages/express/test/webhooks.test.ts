@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { signWebhook } from "@purchase-auth/core";
-import { type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   type AppOptions,
   call,
@@ -10,30 +9,15 @@ import {
   type ShopApp,
   staffOnly,
   startShopApp,
+  useShops,
   WEBHOOK_SECRET,
 } from "./support/shop.js";
 
 // The webhook route (supplement C): raw-body verification, deduplication by event id, forward-only
 // application, 2xx only once stored; against the sandbox's deliveries and against hand-signed events.
 
-let sandbox: SandboxServer;
-const apps: ShopApp[] = [];
-
-beforeAll(async () => {
-  sandbox = await startSandbox();
-});
-afterAll(() => sandbox.close());
-afterEach(async () => {
-  sandbox.setWebhookDelivery({ duplicate: false, outOfOrder: false });
-  await Promise.all(apps.splice(0).map((app) => app.close()));
-});
-
-async function shop(options: AppOptions = {}) {
-  const data = createShopData(sandbox);
-  const app = await startShopApp(data, options);
-  apps.push(app);
-  return { data, app };
-}
+const shops = useShops();
+const { shop } = shops;
 
 /** POSTs a webhook as the service would, signed with `secrets`. */
 function deliver(
@@ -50,7 +34,7 @@ async function capturedCharge(options: AppOptions = {}) {
   const { data, app } = await shop(options);
   const customer = data.customer();
   const reply = await charge(app, customer, { cartId: data.cart(customer) });
-  await sandbox.settle();
+  await shops.sandbox().settle();
   const stored = (await app.router.store.findByAuthorizationId(reply.json.authorizationId))!;
   return { data, app, customer, stored };
 }
@@ -60,7 +44,7 @@ describe("verification", () => {
     const { data, app } = await shop({ timing: "asap" });
     const customer = data.customer({ needsChallenge: true });
     // Accepted, not yet attempted: nothing delivered yet.
-    sandbox.setWebhooks({ merchantId: data.merchant.merchantId, urls: [] });
+    shops.sandbox().setWebhooks({ merchantId: data.merchant.merchantId, urls: [] });
     const reply = await charge(app, customer, { cartId: data.cart(customer) });
     const forged = await deliver(
       app,
@@ -195,7 +179,7 @@ describe("deduplication and order", () => {
   });
 
   it("out-of-order and duplicated deliveries from the sandbox end in the right state, each event once", async () => {
-    sandbox.setWebhookDelivery({ outOfOrder: true, duplicate: true });
+    shops.sandbox().setWebhookDelivery({ outOfOrder: true, duplicate: true });
     const { data, app } = await shop({
       allowedCaptureModes: ["Manual"],
       allowedTimings: ["asap"],
@@ -207,20 +191,24 @@ describe("deduplication and order", () => {
       captureMode: "Manual",
       timing: "asap",
     });
-    await sandbox.settle();
+    await shops.sandbox().settle();
     const id = reply.json.authorizationId;
     expect((await call(app, "GET", `/charges/${id}`, { customer })).json.status).toBe("authorized");
 
     await call(app, "POST", `/charges/${id}/capture`, { merchant: true, body: { amount: "9.80" } });
     await call(app, "POST", `/charges/${id}/capture`, { merchant: true });
     await call(app, "POST", `/charges/${id}/refund`, { merchant: true, body: { amount: "49.80" } });
-    await sandbox.settle();
+    await shops.sandbox().settle();
     // Events still arriving after the merchant's writes (newest first, twice each): the charge
     // never slides back to partially_captured.
     expect((await call(app, "GET", `/charges/${id}`, { customer })).json.status).toBe("refunded");
 
-    const emitted = sandbox.events().filter((entry) => entry.merchantId === data.merchant.merchantId);
-    const deliveries = sandbox
+    const emitted = shops
+      .sandbox()
+      .events()
+      .filter((entry) => entry.merchantId === data.merchant.merchantId);
+    const deliveries = shops
+      .sandbox()
       .webhookDeliveries()
       .filter((entry) => entry.merchantId === data.merchant.merchantId);
     expect(deliveries.length).toBe(2 * emitted.length);
@@ -232,19 +220,21 @@ describe("deduplication and order", () => {
   it("an event about an authorization the app has not learnt yet waits in the store, then applies", async () => {
     // The create call's answer is lost (the app answers 503 "confirming"), and the events come
     // newest first: order.captured arrives about an authorization id the app does not know.
-    sandbox.setWebhookDelivery({ outOfOrder: true });
+    shops.sandbox().setWebhookDelivery({ outOfOrder: true });
     const { data, app } = await shop({ clientOptions: { maxRetries: 0 } });
     const customer = data.customer();
     const cartId = data.cart(customer);
-    sandbox.injectFault({ kind: "drop_after_commit", count: 2, match: { path: "/purchase/authorizations" } });
+    shops
+      .sandbox()
+      .injectFault({ kind: "drop_after_commit", count: 2, match: { path: "/purchase/authorizations" } });
     expect((await charge(app, customer, { cartId })).status).toBe(503);
-    sandbox.clearFaults();
+    shops.sandbox().clearFaults();
 
-    await sandbox.settle();
+    await shops.sandbox().settle();
 
     // authorization.succeeded (found by its reference) told the charge its id; the waiting
     // order.captured was applied then.
-    const [authorization] = sandbox.authorizations({ merchantId: data.merchant.merchantId });
+    const [authorization] = shops.sandbox().authorizations({ merchantId: data.merchant.merchantId });
     const stored = await app.router.store.findByReference(data.referenceOf(cartId));
     expect(stored).toMatchObject({ status: "captured", authorizationId: authorization!.authorizationId });
     expect(app.appliedEvents.map((event) => event.type)).toEqual([

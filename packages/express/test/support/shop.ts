@@ -1,9 +1,15 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { CreateCustomerTokenInput, MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
+import {
+  type CreateCustomerTokenInput,
+  type MerchantCredentials,
+  type SandboxServer,
+  startSandbox,
+} from "@purchase-auth/sandbox";
 import express from "express";
 import { request } from "undici";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import {
   type BuiltOrder,
   HttpProblem,
@@ -208,4 +214,35 @@ export async function call(app: { url: string }, method: string, path: string, o
 /** POST /charges for a cart. */
 export function charge(app: { url: string }, customer: Customer, body: Record<string, unknown>) {
   return call(app, "POST", "/charges", { customer, body });
+}
+
+/**
+ * The usual set-up of a test file: one sandbox for the file, shop apps that are closed (and webhook
+ * delivery switches reset) after each test.
+ */
+export function useShops() {
+  let sandbox: SandboxServer | undefined;
+  const apps: ShopApp[] = [];
+  const current = (): SandboxServer => {
+    if (sandbox === undefined) throw new Error("The sandbox starts in beforeAll");
+    return sandbox;
+  };
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+  });
+  afterAll(() => sandbox?.close());
+  afterEach(async () => {
+    sandbox?.setWebhookDelivery({ duplicate: false, outOfOrder: false });
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+  return {
+    sandbox: current,
+    /** A new merchant's shop data and an app for it, closed after the test. */
+    async shop(options: AppOptions = {}) {
+      const data = createShopData(current());
+      const app = await startShopApp(data, options);
+      apps.push(app);
+      return { data, app };
+    },
+  };
 }
