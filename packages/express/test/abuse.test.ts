@@ -1,13 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import {
-  type AppOptions,
-  call,
-  charge,
-  createShopData,
-  type ShopApp,
-  startShopApp,
-  useShops,
-} from "./support/shop.js";
+import { call, charge, useShops } from "./support/shop.js";
 
 // What a browser (or someone pretending to be one) may try: choose the token, change the price,
 // read or pay someone else's charge, send too much, send too often.

@@ -1,14 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SHOPPER_MESSAGES } from "../src/index.js";
-import {
-  type AppOptions,
-  call,
-  charge,
-  createShopData,
-  type ShopApp,
-  startShopApp,
-  useShops,
-} from "./support/shop.js";
+import { call, charge, createShopData, useShops } from "./support/shop.js";
 
 // Every decline the sandbox can produce, synchronous (the 422 answer) and asynchronous (the
 // authorization.failed webhook), mapped to its shopper message.

@@ -1,12 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  type AppOptions,
-  charge,
-  createShopData,
-  type ShopApp,
-  startShopApp,
-  useShops,
-} from "./support/shop.js";
+import { charge, useShops } from "./support/shop.js";
 import { readEventStream } from "./support/sse.js";
 
 // Live updates: GET /charges/:id/events streams the charge (server-sent events) until its outcome

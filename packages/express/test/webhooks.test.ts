@@ -5,10 +5,8 @@ import {
   type AppOptions,
   call,
   charge,
-  createShopData,
   type ShopApp,
   staffOnly,
-  startShopApp,
   useShops,
   WEBHOOK_SECRET,
 } from "./support/shop.js";
