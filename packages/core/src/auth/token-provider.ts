@@ -85,7 +85,7 @@ export class TokenProvider {
         url: tokenUrl,
         headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
         body,
-        signal: AbortSignal.timeout(timeoutMs),
+        timeoutMs,
       });
     } catch (error) {
       throw new TokenEndpointUnreachableError(error);

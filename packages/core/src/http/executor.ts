@@ -81,13 +81,13 @@ export class Executor {
       try {
         token = await this.#tokens.getToken();
         const remaining = deadline - performance.now();
-        const attemptSignal = combine(call.signal, Math.max(1, Math.min(timeoutMs, remaining)));
         response = await sendOnce(this.#dispatcher, {
           method: call.method,
           url,
           headers: { ...staticHeaders, authorization: `Bearer ${token.value}` },
           ...(call.body === undefined ? {} : { body: call.body }),
-          signal: attemptSignal,
+          ...(call.signal === undefined ? {} : { signal: call.signal }),
+          timeoutMs: Math.max(1, Math.min(timeoutMs, remaining)),
         });
       } catch (error) {
         // Aborted while the attempt was out: it may have arrived.
@@ -209,11 +209,6 @@ function throwIfAborted(call: Call, mayHaveTakenEffect: boolean): void {
   if (!call.signal?.aborted) return;
   if (!mayHaveTakenEffect) throw call.signal.reason;
   throw outcomeUnknown(call, "aborted by the caller after the request was sent", call.signal.reason);
-}
-
-function combine(signal: AbortSignal | undefined, timeoutMs: number): AbortSignal {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  return signal ? AbortSignal.any([signal, timeout]) : timeout;
 }
 
 function isTimeout(error: unknown): boolean {
