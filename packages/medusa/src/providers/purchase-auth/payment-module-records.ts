@@ -1,0 +1,84 @@
+import { isPurchaseAuthProviderId } from "./provider-ids";
+import { laterState, type PurchaseAuthData, readData, writeData } from "./session-data";
+
+// Two facts Medusa does not pass to a provider live in the payment module's own records, which the
+// provider reaches through the module's container (its cradle):
+// - capturePayment gets no amount; the capture Medusa just committed carries it, and its id is the
+//   call's idempotency key. Reading it is how a partial capture captures the right amount.
+// - a webhook's outcome (the order id of an authorization answered 202) must reach the session's
+//   data before Medusa's payment workflow authorizes the session, since that workflow hands the
+//   provider the stored data only.
+// Both use the payment module's internal services; the peer range pins the Medusa versions they
+// were tested with.
+
+interface CaptureRecord {
+  id: string;
+  amount?: unknown;
+  raw_amount?: unknown;
+}
+
+interface SessionRecord {
+  id: string;
+  provider_id: string;
+  data: Record<string, unknown> | null;
+}
+
+interface CaptureService {
+  retrieve(id: string, config?: { select?: string[] }): Promise<CaptureRecord>;
+}
+
+interface SessionService {
+  retrieve(id: string, config?: { select?: string[] }): Promise<SessionRecord>;
+  update(data: { id: string; data: Record<string, unknown> }): Promise<unknown>;
+}
+
+function resolve<T>(container: Record<string, unknown>, name: string): T {
+  try {
+    const service = container[name];
+    if (service) return service as T;
+  } catch {
+    // awilix throws for an unknown registration
+  }
+  throw new Error(`purchase-auth: the payment module has no ${name}; this Medusa version is not supported`);
+}
+
+export class PaymentModuleRecords {
+  readonly #container: Record<string, unknown>;
+
+  constructor(container: Record<string, unknown>) {
+    this.#container = container;
+  }
+
+  /** The amount of the capture Medusa recorded (raw BigNumber value), by its id. */
+  async captureAmount(captureId: string): Promise<unknown> {
+    const capture = await resolve<CaptureService>(this.#container, "captureService").retrieve(captureId, {
+      select: ["id", "amount", "raw_amount"],
+    });
+    return capture.raw_amount ?? capture.amount;
+  }
+
+  /**
+   * Merges what a webhook taught us into a payment session's data. Returns false when the session
+   * does not exist or is not this provider's. States only move forward.
+   */
+  async mergeSessionData(sessionId: string, update: Partial<PurchaseAuthData>): Promise<boolean> {
+    const sessions = resolve<SessionService>(this.#container, "paymentSessionService");
+    let session: SessionRecord;
+    try {
+      session = await sessions.retrieve(sessionId, { select: ["id", "provider_id", "data"] });
+    } catch {
+      return false;
+    }
+    if (!isPurchaseAuthProviderId(session.provider_id)) return false;
+    const current = readData(session.data ?? undefined);
+    const merged: PurchaseAuthData = {
+      ...current,
+      ...update,
+      // A late event never moves the state back, nor forgets an order id.
+      state: update.state ? laterState(current.state, update.state) : current.state,
+      order_id: current.order_id ?? update.order_id ?? null,
+    };
+    await sessions.update({ id: session.id, data: { ...(session.data ?? {}), ...writeData(merged) } });
+    return true;
+  }
+}

@@ -1,0 +1,115 @@
+import type { OrderLine } from "./order-lines";
+
+/**
+ * Where an authorization stands, as this provider last saw it. The service's own order statuses
+ * (NotActivated, Activated, ...) are read back with `orders.get` when Medusa asks.
+ */
+export type AuthorizationState =
+  | "initiated"
+  | "pending_authorization"
+  | "authorized"
+  | "captured"
+  | "failed"
+  | "canceled";
+
+/**
+ * The payment data this provider keeps in Medusa (payment session, then payment). Medusa sends it to
+ * the storefront, so it holds identifiers and amounts only, never a secret. Every key is always
+ * written, null when unknown: Medusa merges the storefront's `data` under what a provider returns,
+ * and writing each key ourselves means no storefront value survives under one of our names.
+ */
+export interface PurchaseAuthData {
+  /** Medusa's payment session id; webhooks are mapped back to it. */
+  session_id: string | null;
+  /** The customer token charged, one of the customer's stored tokens. */
+  customer_token: string | null;
+  /** The amount to authorize in the service's form ("120.50"). */
+  amount: string | null;
+  /** ISO 4217, upper case. */
+  currency: string | null;
+  capture_mode: "Auto" | "Manual" | null;
+  /** The cart's lines, set server-side just before the cart completes; null = one line. */
+  order_lines: OrderLine[] | null;
+  cart_id: string | null;
+  authorization_id: string | null;
+  order_id: string | null;
+  state: AuthorizationState | null;
+  captured_amount: string | null;
+  refunded_amount: string | null;
+  /** The service's reason when an authorization failed (e.g. TOKEN_REVOKED). */
+  failure_reason: string | null;
+}
+
+const STATES: ReadonlySet<string> = new Set([
+  "initiated",
+  "pending_authorization",
+  "authorized",
+  "captured",
+  "failed",
+  "canceled",
+]);
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
+function orderLinesOrNull(value: unknown): OrderLine[] | null {
+  if (!Array.isArray(value)) return null;
+  const lines: OrderLine[] = [];
+  for (const entry of value) {
+    if (typeof entry !== "object" || entry === null) return null;
+    const { id, description, unitPrice, quantity, vat } = entry as Record<string, unknown>;
+    if (
+      typeof id !== "string" ||
+      typeof description !== "string" ||
+      typeof unitPrice !== "string" ||
+      typeof quantity !== "number" ||
+      typeof vat !== "string"
+    ) {
+      return null;
+    }
+    lines.push({ id, description, unitPrice, quantity, vat });
+  }
+  return lines;
+}
+
+/** Reads our keys from stored payment data, ignoring anything else (e.g. storefront leftovers). */
+export function readData(data: Record<string, unknown> | undefined): PurchaseAuthData {
+  const source = data ?? {};
+  const captureMode = source.capture_mode;
+  const state = source.state;
+  return {
+    session_id: stringOrNull(source.session_id),
+    customer_token: stringOrNull(source.customer_token),
+    amount: stringOrNull(source.amount),
+    currency: stringOrNull(source.currency),
+    capture_mode: captureMode === "Auto" || captureMode === "Manual" ? captureMode : null,
+    order_lines: orderLinesOrNull(source.order_lines),
+    cart_id: stringOrNull(source.cart_id),
+    authorization_id: stringOrNull(source.authorization_id),
+    order_id: stringOrNull(source.order_id),
+    state: typeof state === "string" && STATES.has(state) ? (state as AuthorizationState) : null,
+    captured_amount: stringOrNull(source.captured_amount),
+    refunded_amount: stringOrNull(source.refunded_amount),
+    failure_reason: stringOrNull(source.failure_reason),
+  };
+}
+
+/** Payment data to hand back to Medusa: every key present, so it replaces the stored data wholly. */
+export function writeData(data: PurchaseAuthData): Record<string, unknown> {
+  return { ...data };
+}
+
+/** Moves the state forward only: a late or repeated event never undoes a later one. */
+export function laterState(current: AuthorizationState | null, next: AuthorizationState): AuthorizationState {
+  const rank: Record<AuthorizationState, number> = {
+    initiated: 0,
+    pending_authorization: 1,
+    authorized: 2,
+    failed: 2,
+    captured: 3,
+    canceled: 4,
+  };
+  if (current === null) return next;
+  return rank[next] >= rank[current] ? next : current;
+}
