@@ -21,12 +21,16 @@ export interface BenchResults {
   validation?: { rounds: number; cells: ValidationCell[] };
   memory?: MemoryProbeResult & { limitBytes: number };
   sandboxCapacity?: CapacityCell[];
-  expressAdapter: ExpressAdapterResult;
+  expressAdapter?: ExpressAdapterResult;
   /** Checks that must hold on any machine (counts, memory); speed goals are reported, not enforced. */
   failedChecks: string[];
 }
 
-export const GOALS = { oursOverRawAtLeast: 0.85, oursOverOthersAbove: 1 } as const;
+export const GOALS = {
+  oursOverRawAtLeast: 0.85,
+  oursOverOthersAbove: 1,
+  adapterOverBareAtLeast: 0.9,
+} as const;
 
 const integer = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
@@ -112,10 +116,30 @@ export function formatReport(results: BenchResults): string {
     lines.push("");
   }
 
-  lines.push(
-    "express adapter charge route vs bare Express route",
-    `  ${results.expressAdapter.status} (${results.expressAdapter.reason})`,
-  );
+  const express = results.expressAdapter;
+  if (express) {
+    const { settings } = express;
+    lines.push(
+      `express: adapter POST /charges vs bare route calling core (raw undici → app process → sandbox): median of ${settings.rounds} interleaved rounds × ${count(settings.operations)} ops per cell`,
+      `  ${"variant".padEnd(11)} ${"c".padStart(3)} ${"ops/s".padStart(8)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"app µs/op".padStart(13)} ${"app CPU".padStart(11)} ${"sandbox CPU".padStart(12)}`,
+    );
+    for (const concurrency of settings.concurrencies) {
+      for (const cell of express.cells.filter((c) => c.concurrency === concurrency)) {
+        lines.push(
+          `  ${cell.variant.padEnd(11)} ${String(concurrency).padStart(3)} ${count(cell.opsPerSec).padStart(8)} ${fixed(cell.p50Ms).padStart(8)} ${fixed(cell.p99Ms).padStart(8)} ${fixed(cell.appCpuMicrosPerOp, 0).padStart(13)} ${percent(cell.appCpuPercent).padStart(11)} ${percent(cell.sandboxCpuPercent).padStart(12)}`,
+        );
+      }
+    }
+    lines.push(`  ratios (throughput; goal: adapter/bare ≥ ${GOALS.adapterOverBareAtLeast})`);
+    for (const ratio of express.ratios) {
+      lines.push(
+        `  c=${String(ratio.concurrency).padEnd(3)} adapter/bare ${fixed(ratio.adapterOverBare)} ${mark(ratio.adapterOverBare >= GOALS.adapterOverBareAtLeast).padEnd(6)}  app CPU per op adapter/bare ${fixed(ratio.adapterCpuOverBare)}`,
+      );
+    }
+    lines.push(
+      `  app heap after GC at the end: ${express.appHeapAtEnd.map((h) => `${h.variant} ${mib(h.heapBytes)} (${count(h.charges)} charges)`).join(", ")}`,
+    );
+  }
   if (results.failedChecks.length > 0) lines.push("", `FAILED CHECKS: ${results.failedChecks.join("; ")}`);
   return lines.join("\n");
 }

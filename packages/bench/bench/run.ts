@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { machineInfo } from "./machine.js";
 import { type BenchResults, formatReport, writeResults } from "./report.js";
 import { measureCreateThroughput, type ThroughputSettings } from "./rows/create-throughput.js";
-import { expressAdapterPlaceholder } from "./rows/express-adapter.js";
+import { measureExpressAdapter } from "./rows/express-adapter.js";
 import { measureMemory } from "./rows/memory.js";
 import { measureSandboxCapacity } from "./rows/sandbox-capacity.js";
 import { measureTokenHandling } from "./rows/token-handling.js";
@@ -12,12 +12,14 @@ import { type SandboxPlacement, startSandboxHost } from "./sandbox-host.js";
 // `pnpm bench`: every row in one run, a table on stdout and results/latest.json.
 // BENCH_QUICK=1 runs tiny op counts (a smoke test of the harness, not numbers to quote);
 // BENCH_SANDBOX=in-process runs the sandbox in this process instead of a child process;
-// BENCH_ONLY=throughput,tokens,validation,memory,capacity runs a subset.
+// BENCH_ONLY=throughput,tokens,validation,memory,capacity,express runs a subset.
 
 const quick = process.env.BENCH_QUICK === "1";
 const placement: SandboxPlacement =
   process.env.BENCH_SANDBOX === "in-process" ? "in-process" : "child-process";
-const only = new Set((process.env.BENCH_ONLY ?? "throughput,tokens,validation,memory,capacity").split(","));
+const only = new Set(
+  (process.env.BENCH_ONLY ?? "throughput,tokens,validation,memory,capacity,express").split(","),
+);
 const scale = (full: number, smoke: number) => (quick ? smoke : full);
 
 const THROUGHPUT: ThroughputSettings = {
@@ -35,6 +37,13 @@ const VALIDATION = {
   ],
 };
 const MEMORY = { operations: scale(100_000, 2_000), warmup: scale(2_000, 200), samples: 4 };
+const EXPRESS: ThroughputSettings = {
+  concurrencies: [1, 16, 64],
+  rounds: 5,
+  operations: scale(1_500, 100),
+  warmupPerCell: scale(200, 20),
+  initialWarmup: scale(2_000, 50),
+};
 const CAPACITY = { operations: scale(5_000, 200), rounds: 3, concurrency: 64 };
 
 const RESULTS_PATH = fileURLToPath(new URL("../../results/latest.json", import.meta.url));
@@ -50,7 +59,6 @@ async function main(): Promise<void> {
     machine: machineInfo(),
     sandboxPlacement: placement,
     attemptSchedule: "preferSynchronous",
-    expressAdapter: expressAdapterPlaceholder(),
     failedChecks: [],
   };
 
@@ -71,6 +79,10 @@ async function main(): Promise<void> {
         settings: THROUGHPUT,
         ...(await measureCreateThroughput(host, THROUGHPUT, log)),
       };
+    }
+    if (only.has("express")) {
+      log("express adapter vs bare express route (each app in a child process) …");
+      results.expressAdapter = await measureExpressAdapter(host, EXPRESS, log);
     }
     if (only.has("capacity")) {
       log("sandbox capacity …");

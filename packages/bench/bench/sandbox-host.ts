@@ -1,6 +1,6 @@
-import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { type SandboxOptions, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
+import { forkRpcChild } from "./child-rpc.js";
 import type { ShopCredentials } from "./wire.js";
 
 /**
@@ -58,45 +58,14 @@ async function startInProcess(): Promise<SandboxHost> {
   };
 }
 
-/** Messages of the tiny RPC between this process and sandbox-process.ts. */
-export type SandboxRpcRequest = { id: number; method: "openShop" | "cpuMicros" | "close" };
-export type SandboxRpcReply = { id: number; result?: unknown; error?: string } | { ready: string };
-
 async function startChildProcess(): Promise<SandboxHost> {
   const entry = fileURLToPath(new URL("./sandbox-process.js", import.meta.url));
-  const child = fork(entry, [], { stdio: ["ignore", "inherit", "inherit", "ipc"], execArgv: [] });
-  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
-  let nextId = 1;
-
-  const url = await new Promise<string>((resolve, reject) => {
-    child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`sandbox process exited early (${code})`)));
-    child.on("message", (message: SandboxRpcReply) => {
-      if ("ready" in message) return resolve(message.ready);
-      const waiter = pending.get(message.id);
-      pending.delete(message.id);
-      if (message.error !== undefined) waiter?.reject(new Error(message.error));
-      else waiter?.resolve(message.result);
-    });
-  });
-
-  const call = <T>(method: SandboxRpcRequest["method"]): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      child.send({ id, method } satisfies SandboxRpcRequest);
-    });
-
+  const child = await forkRpcChild<"openShop" | "cpuMicros">(entry);
   return {
     placement: "child-process",
-    url,
-    openShop: () => call<ShopCredentials>("openShop"),
-    cpuMicros: () => call<number>("cpuMicros"),
-    close: async () => {
-      child.removeAllListeners("exit"); // the "exited early" rejection of the start
-      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-      await call("close").catch(() => undefined);
-      await exited;
-    },
+    url: child.ready,
+    openShop: () => child.call<ShopCredentials>("openShop"),
+    cpuMicros: () => child.call<number>("cpuMicros"),
+    close: () => child.close(),
   };
 }

@@ -1,0 +1,99 @@
+import { fork } from "node:child_process";
+
+// A child process that serves something on loopback (the sandbox, an Express app) and answers a few
+// control calls from the benchmark over IPC: its URL once ready, its CPU time, its close.
+
+/** Messages of the tiny RPC between the benchmark and a child. */
+export type RpcRequest<Method extends string = string> = { id: number; method: Method };
+export type RpcReply = { id: number; result?: unknown; error?: string } | { ready: string };
+
+export interface RpcChild<Method extends string> {
+  /** What the child reported when it was ready (its URL). */
+  readonly ready: string;
+  call<T>(method: Method): Promise<T>;
+  /** Calls "close" and waits until the process has exited. */
+  close(): Promise<void>;
+}
+
+/** Forks `entry` (with `args`) and waits for its `{ ready }` message. */
+export async function forkRpcChild<Method extends string>(
+  entry: string,
+  options: { args?: string[]; execArgv?: string[] } = {},
+): Promise<RpcChild<Method | "close">> {
+  const child = fork(entry, options.args ?? [], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    execArgv: options.execArgv ?? [],
+  });
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  let nextId = 1;
+
+  const ready = await new Promise<string>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`${entry} exited early (${code})`)));
+    child.on("message", (message: RpcReply) => {
+      if ("ready" in message) return resolve(message.ready);
+      const waiter = pending.get(message.id);
+      pending.delete(message.id);
+      if (message.error !== undefined) waiter?.reject(new Error(message.error));
+      else waiter?.resolve(message.result);
+    });
+  });
+
+  const call = <T>(method: Method | "close"): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      child.send({ id, method } satisfies RpcRequest);
+    });
+
+  return {
+    ready,
+    call,
+    close: async () => {
+      child.removeAllListeners("exit"); // the "exited early" rejection of the start
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+      await call("close").catch(() => undefined);
+      await exited;
+    },
+  };
+}
+
+/**
+ * The child's side: reports `ready`, answers `methods`, and on "close" (or when the parent goes
+ * away without saying goodbye) runs `close` and leaves.
+ */
+export function serveRpc(
+  ready: string,
+  methods: Record<string, () => unknown>,
+  close: () => Promise<void>,
+): void {
+  const send = (reply: RpcReply) => process.send?.(reply);
+  let closing: Promise<void> | undefined;
+  const closeOnce = () => {
+    closing ??= close();
+    return closing;
+  };
+  process.on("message", async (message: RpcRequest) => {
+    try {
+      if (message.method === "close") {
+        await closeOnce();
+        send({ id: message.id, result: null });
+        process.disconnect();
+        return;
+      }
+      const method = methods[message.method];
+      if (method === undefined) throw new Error(`unknown method ${message.method}`);
+      send({ id: message.id, result: await method() });
+    } catch (error) {
+      send({ id: message.id, error: error instanceof Error ? error.message : String(error) });
+    }
+  });
+  process.on("disconnect", () => void closeOnce().finally(() => process.exit(0)));
+  send({ ready });
+}
+
+/** CPU time this process has used so far, in microseconds (user + system). */
+export function cpuMicrosOfThisProcess(): number {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+}
