@@ -74,7 +74,10 @@ export interface PurchaseAuthOptions {
   resolveCustomer: (req: Request) => ResolvedCustomer | null | Promise<ResolvedCustomer | null>;
   /** Builds the order from the app's cart, with server-side prices. Throw `HttpProblem` to refuse. */
   buildOrder: (req: Request, input: ChargeInput) => BuiltOrder | Promise<BuiltOrder>;
-  /** Where charges and webhook event ids are kept. Default: a new `MemoryChargeStore` (one instance only). */
+  /**
+   * Where charges and webhook event ids are kept. Default: a new `MemoryChargeStore` with the
+   * router's `logger` (one instance only, bounded to 100,000 charges and 100,000 event ids).
+   */
   store?: ChargeStore;
   /** The webhook signing secret; several during rotation (any one valid signature is enough). */
   webhookSecret: string | ReadonlyArray<string>;
@@ -127,7 +130,8 @@ export interface ResolvedOptions {
   schedules: Record<string, string[]>;
   schedule: string | undefined;
   maxBodyBytes: number;
-  rateLimit: NonNullable<PurchaseAuthOptions["rateLimit"]>;
+  /** Undefined when the app gave none: then no guard runs at all. */
+  rateLimit: PurchaseAuthOptions["rateLimit"];
   timeoutMs: number;
   idempotencyNamespace: string;
   liveUpdates: Required<LiveUpdateOptions>;
@@ -247,7 +251,7 @@ export function resolveOptions(options: PurchaseAuthOptions): ResolvedOptions {
     ownsClient,
     resolveCustomer: options.resolveCustomer,
     buildOrder: options.buildOrder,
-    store: value.store ?? new MemoryChargeStore(),
+    store: value.store ?? new MemoryChargeStore({ logger }),
     webhookSecrets:
       typeof value.webhookSecret === "string" ? [value.webhookSecret] : [...value.webhookSecret],
     webhookToleranceSeconds: value.webhookToleranceSeconds,
@@ -259,7 +263,7 @@ export function resolveOptions(options: PurchaseAuthOptions): ResolvedOptions {
     schedules: value.schedules,
     schedule: value.schedule,
     maxBodyBytes: value.maxBodyBytes,
-    rateLimit: options.rateLimit ?? (() => true),
+    rateLimit: options.rateLimit,
     timeoutMs: value.timeoutMs,
     idempotencyNamespace: value.idempotencyNamespace ?? DEFAULT_IDEMPOTENCY_NAMESPACE,
     liveUpdates: value.liveUpdates,

@@ -216,6 +216,38 @@ describe("limits", () => {
     expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toEqual([]);
   });
 
+  it("an order breaking several rules: the same 400 naming each field every time, not one request to the service", async () => {
+    const reference = `order-${"x".repeat(45)}`; // 51 characters: one too many
+    const { data, app } = await shop({
+      buildOrder: () => ({
+        reference,
+        currency: "EURO",
+        items: [{ id: "beans-1kg", description: "Coffee beans", unitPrice: "24.90", quantity: 0, vat: 140 }],
+      }),
+    });
+    const customer = data.customer();
+    const requestsBefore = shops.sandbox().stats().requests;
+    const first = await charge(app, customer, { cartId: "anything" });
+    const again = await charge(app, customer, { cartId: "anything" });
+    expect(first.status).toBe(400);
+    expect(first.headers["content-type"]).toMatch(/^application\/problem\+json/);
+    const fields = first.json.errors.map((error: { field: string }) => error.field);
+    expect(fields.sort()).toEqual(
+      ["order.currency", "order.items[0].quantity", "order.items[0].vat", "order.reference"].sort(),
+    );
+    expect(first.json).toMatchObject({
+      type: "urn:purchase-auth:problem:invalid-request",
+      title: "Invalid request",
+      status: 400,
+      detail: first.json.errors.map((error: { message: string }) => error.message).join("; "),
+    });
+    expect(again.status).toBe(400);
+    expect(again.json).toEqual(first.json);
+    expect(await app.router.store.findByReference(reference)).toBeUndefined();
+    // Not even a token request: the order is refused before the client is used.
+    expect(shops.sandbox().stats().requests).toBe(requestsBefore);
+  });
+
   it("problems never carry a stack, internal text or a secret", async () => {
     const { data, app } = await shop({
       buildOrder: () => {

@@ -104,8 +104,12 @@ export class Charges {
   #applyNews(reference: string, news: ChargeNews[]) {
     return this.#update(reference, (current) => {
       const now = new Date();
-      const next = news.reduce((charge, item) => advance(charge, item, now) ?? charge, current);
-      return next === current ? undefined : { ...next, version: current.version + 1 };
+      let next = current;
+      for (const item of news) next = advance(next, item, now) ?? next;
+      if (next === current) return undefined;
+      // Several news are one change. `next` is advance's own new record, never the stored one.
+      next.version = current.version + 1;
+      return next;
     });
   }
 

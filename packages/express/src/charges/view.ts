@@ -18,16 +18,19 @@ export interface ChargeView {
 }
 
 export function chargeView(charge: ChargeRecord): ChargeView {
-  const failed = charge.status === "failed";
-  return {
-    ...(charge.authorizationId === undefined ? {} : { authorizationId: charge.authorizationId }),
-    reference: charge.reference,
-    status: charge.status,
-    ...(charge.orderId === undefined ? {} : { orderId: charge.orderId }),
-    ...(failed && charge.reason !== undefined ? { reason: charge.reason } : {}),
-    ...(failed ? { message: shopperMessageFor(charge.reason) } : {}),
-    amount: charge.amount,
-    currency: charge.currency,
-    captureMode: charge.captureMode,
-  };
+  // Field by field, in the order of the JSON answer (conditional object spreads cost more than the
+  // rest of the view).
+  const view = {} as ChargeView;
+  if (charge.authorizationId !== undefined) view.authorizationId = charge.authorizationId;
+  view.reference = charge.reference;
+  view.status = charge.status;
+  if (charge.orderId !== undefined) view.orderId = charge.orderId;
+  if (charge.status === "failed") {
+    if (charge.reason !== undefined) view.reason = charge.reason;
+    view.message = shopperMessageFor(charge.reason);
+  }
+  view.amount = charge.amount;
+  view.currency = charge.currency;
+  view.captureMode = charge.captureMode;
+  return view;
 }

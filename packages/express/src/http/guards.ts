@@ -4,9 +4,9 @@ import { type HttpProblem, problem } from "../problems.js";
 import { asyncHandler } from "./async-handler.js";
 
 /** Refuses with 429 when the app's `rateLimit` hook says so. */
-export function rateLimitGuard(options: ResolvedOptions): RequestHandler {
+export function rateLimitGuard(rateLimit: NonNullable<ResolvedOptions["rateLimit"]>): RequestHandler {
   return asyncHandler(async (req, _res, next) => {
-    if (!(await options.rateLimit(req))) {
+    if (!(await rateLimit(req))) {
       throw problem(
         "too-many-requests",
         429,

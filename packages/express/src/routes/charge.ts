@@ -20,6 +20,7 @@ import { chargeView } from "../charges/view.js";
 import { asyncHandler } from "../http/async-handler.js";
 import { readJsonBody } from "../http/body.js";
 import { requireCustomer } from "../http/guards.js";
+import { withTimeout } from "../http/timeout.js";
 import type { BuiltOrder, ChargeInput, ResolvedCustomer, ResolvedOptions } from "../options.js";
 import { problem } from "../problems.js";
 import type { ChargeRecord } from "../stores/types.js";
@@ -98,10 +99,9 @@ export function chargeRoute(ctx: RouteContext): RequestHandler {
       charge.attempt,
     );
     try {
-      const result = await client.authorizations.create(request, {
-        idempotencyKey,
-        signal: AbortSignal.timeout(options.timeoutMs),
-      });
+      const result = await withTimeout(options.timeoutMs, (signal) =>
+        client.authorizations.create(request, { idempotencyKey, signal }),
+      );
       const news: ChargeNews =
         result.synchronous && result.orderId !== undefined
           ? {
@@ -207,7 +207,9 @@ function newCharge(
     customerId: customer.customerId,
     attempt: 1,
     status: "pending",
-    ...order,
+    amount: order.amount,
+    currency: order.currency,
+    captureMode: order.captureMode,
     operations: { capture: 0, cancel: 0, refund: 0 },
     version: 1,
     createdAt: now,

@@ -14,6 +14,7 @@ import { chargeView } from "../charges/view.js";
 import { asyncHandler } from "../http/async-handler.js";
 import { readJsonBody } from "../http/body.js";
 import { chargeNotFound, requireMerchant } from "../http/guards.js";
+import { withTimeout } from "../http/timeout.js";
 import { problem } from "../problems.js";
 import type { MerchantOperation } from "../stores/types.js";
 import type { RouteContext } from "./context.js";
@@ -74,29 +75,33 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       charge.attempt,
       sequence,
     );
-    const signal = AbortSignal.timeout(options.timeoutMs);
-    const write = { idempotencyKey, signal };
-    let outcome: "done" | "already_done" = "done";
-    let order: Order;
-    try {
-      if (operation === "capture") {
-        await client.orders.capture(orderId, body.amount === undefined ? {} : { amount: body.amount }, write);
-      } else if (operation === "cancel") {
-        await client.orders.cancel(orderId, {}, write);
-      } else {
-        await client.orders.refund(orderId, { amount: body.amount! }, write);
+    // One timeout for the write and the read after it; its timer is cleared once they are done.
+    const { order, outcome } = await withTimeout(options.timeoutMs, async (signal) => {
+      const write = { idempotencyKey, signal };
+      try {
+        if (operation === "capture") {
+          await client.orders.capture(
+            orderId,
+            body.amount === undefined ? {} : { amount: body.amount },
+            write,
+          );
+        } else if (operation === "cancel") {
+          await client.orders.cancel(orderId, {}, write);
+        } else {
+          await client.orders.refund(orderId, { amount: body.amount! }, write);
+        }
+        // The service's amounts are the truth; the write's answer carries none (supplement A).
+        return { order: await readOrder(orderId, signal), outcome: "done" as const };
+      } catch (error) {
+        if (!OrderStateError.isInstance(error) || error.reason !== "INVALID_ORDER_STATE") throw error;
+        const order = await readOrder(orderId, signal);
+        if (!ALREADY_DONE[operation].includes(order.status)) {
+          await charges.apply(charge.reference, orderNews(charge.authorizationId!, order));
+          throw error;
+        }
+        return { order, outcome: "already_done" as const };
       }
-      // The service's amounts are the truth; the write's answer carries none (supplement A).
-      order = await readOrder(orderId, signal);
-    } catch (error) {
-      if (!OrderStateError.isInstance(error) || error.reason !== "INVALID_ORDER_STATE") throw error;
-      order = await readOrder(orderId, signal);
-      if (!ALREADY_DONE[operation].includes(order.status)) {
-        await charges.apply(charge.reference, orderNews(charge.authorizationId!, order));
-        throw error;
-      }
-      outcome = "already_done";
-    }
+    });
     const updated = await charges.apply(
       charge.reference,
       { kind: "operation", operation, sequence },

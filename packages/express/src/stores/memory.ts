@@ -1,48 +1,73 @@
-import { isForwardMove } from "../charges/state-machine.js";
+import type { Logger } from "@purchase-auth/core";
+import { copyCharge, isForwardMove, isSettled } from "../charges/state-machine.js";
 import type { ChargeRecord, ChargeStore, StoredWebhookEvent } from "./types.js";
 
 export interface MemoryChargeStoreOptions {
   /** Webhook event ids remembered for deduplication; the oldest are forgotten beyond. Default 100,000. */
   maxEvents?: number;
+  /**
+   * Charges kept. Beyond, the store forgets the settled charge written longest ago (failed,
+   * captured, partially refunded, refunded, cancelled or expired). Only when every charge is open
+   * (pending, authorized, partially captured) does it forget the open one written longest ago, and
+   * warn. Default 100,000.
+   */
+  maxCharges?: number;
+  /** Receives that warning. The router gives the store it creates its own `logger`. */
+  logger?: Logger;
 }
 
+const DEFAULT_MAX_CHARGES = 100_000;
+const DEFAULT_MAX_EVENTS = 100_000;
+
 /**
- * The default store: a process's memory. Right for development, tests and a single instance; its
- * state is lost on restart and not shared, so run several instances on `PostgresChargeStore`.
- * Records are copied in and out, so nobody can change the store's state behind its back.
+ * The default store: a process's memory, bounded (`maxCharges`, `maxEvents`). Right for
+ * development, tests and a single instance; its state is lost on restart and not shared, so run
+ * several instances on `PostgresChargeStore`.
+ *
+ * Records are copied on the way in and frozen, and returned as they are: nobody can change the
+ * store's state behind its back, and reads cost no copy. Treat returned records as read-only
+ * (spread one to make a changed copy).
  */
 export class MemoryChargeStore implements ChargeStore {
+  /** Every charge by reference, each a frozen record. */
   readonly #charges = new Map<string, ChargeRecord>();
+  /**
+   * The references of the settled charges and of the open ones. Each write moves its reference to
+   * the end, so each set iterates from the charge written longest ago: the order of eviction.
+   */
+  readonly #settled = new Set<string>();
+  readonly #open = new Set<string>();
   readonly #referenceByAuthorization = new Map<string, string>();
   readonly #events = new Map<string, { stored: StoredWebhookEvent; applied: boolean }>();
   /** Ids of the events not applied yet, per authorization id (so attaching one is not a scan). */
   readonly #unapplied = new Map<string, Set<string>>();
   readonly #maxEvents: number;
+  readonly #maxCharges: number;
+  readonly #logger: Logger | undefined;
 
   constructor(options: MemoryChargeStoreOptions = {}) {
-    const maxEvents = options.maxEvents ?? 100_000;
-    if (!Number.isInteger(maxEvents) || maxEvents < 1) {
-      throw new TypeError("MemoryChargeStore option maxEvents must be a positive whole number");
-    }
-    this.#maxEvents = maxEvents;
+    this.#maxEvents = positiveWholeNumber(options.maxEvents ?? DEFAULT_MAX_EVENTS, "maxEvents");
+    this.#maxCharges = positiveWholeNumber(options.maxCharges ?? DEFAULT_MAX_CHARGES, "maxCharges");
+    this.#logger = options.logger;
   }
 
   async create(charge: ChargeRecord): Promise<{ charge: ChargeRecord; created: boolean }> {
     const existing = this.#charges.get(charge.reference);
-    if (existing) return { charge: structuredClone(existing), created: false };
-    if (charge.authorizationId !== undefined) this.#claimAuthorizationId(charge);
-    this.#charges.set(charge.reference, structuredClone(charge));
-    return { charge: structuredClone(charge), created: true };
+    if (existing) return { charge: existing, created: false };
+    const record = frozenCopy(charge);
+    if (record.authorizationId !== undefined) this.#claimAuthorizationId(record);
+    this.#makeRoom();
+    this.#put(record);
+    return { charge: record, created: true };
   }
 
   async findByReference(reference: string): Promise<ChargeRecord | undefined> {
-    const charge = this.#charges.get(reference);
-    return charge && structuredClone(charge);
+    return this.#charges.get(reference);
   }
 
   async findByAuthorizationId(authorizationId: string): Promise<ChargeRecord | undefined> {
     const reference = this.#referenceByAuthorization.get(authorizationId.toLowerCase());
-    return reference === undefined ? undefined : this.findByReference(reference);
+    return reference === undefined ? undefined : this.#charges.get(reference);
   }
 
   async compareAndSet(expectedVersion: number, next: ChargeRecord): Promise<ChargeRecord | undefined> {
@@ -54,12 +79,14 @@ export class MemoryChargeStore implements ChargeStore {
     if (!isForwardMove(current, next)) {
       throw new Error(`Charge ${next.reference}: refused to move backwards from ${current.status}`);
     }
-    if (next.authorizationId !== undefined) this.#claimAuthorizationId(next);
-    if (current.authorizationId !== undefined && current.authorizationId !== next.authorizationId) {
-      this.#referenceByAuthorization.delete(current.authorizationId);
+    const record = frozenCopy(next);
+    if (record.authorizationId !== undefined) this.#claimAuthorizationId(record);
+    const previousId = current.authorizationId?.toLowerCase();
+    if (previousId !== undefined && previousId !== record.authorizationId?.toLowerCase()) {
+      this.#referenceByAuthorization.delete(previousId);
     }
-    this.#charges.set(next.reference, structuredClone(next));
-    return structuredClone(next);
+    this.#put(record);
+    return record;
   }
 
   async recordEvent(event: StoredWebhookEvent): Promise<{ alreadyApplied: boolean }> {
@@ -91,8 +118,46 @@ export class MemoryChargeStore implements ChargeStore {
   }
 
   async unappliedEvents(authorizationId: string): Promise<StoredWebhookEvent[]> {
-    const ids = this.#unapplied.get(authorizationId.toLowerCase()) ?? new Set<string>();
+    const ids = this.#unapplied.get(authorizationId.toLowerCase());
+    if (ids === undefined) return [];
     return [...ids].map((id) => structuredClone(this.#events.get(id)!.stored));
+  }
+
+  /** Stores a record and moves its reference to the end of its eviction order. */
+  #put(record: ChargeRecord): void {
+    const { reference } = record;
+    this.#charges.set(reference, record);
+    this.#settled.delete(reference);
+    this.#open.delete(reference);
+    (isSettled(record.status) ? this.#settled : this.#open).add(reference);
+  }
+
+  /** Forgets charges until one more fits: settled ones first, an open one only when none is left. */
+  #makeRoom(): void {
+    while (this.#charges.size >= this.#maxCharges) {
+      const settled = oldest(this.#settled);
+      if (settled !== undefined) {
+        this.#forget(settled);
+        continue;
+      }
+      const open = oldest(this.#open)!;
+      this.#logger?.warn?.(
+        "purchase-auth: MemoryChargeStore holds maxCharges open charges; forgetting the oldest open one. Raise maxCharges, or use PostgresChargeStore",
+        { reference: open, status: this.#charges.get(open)?.status, maxCharges: this.#maxCharges },
+      );
+      this.#forget(open);
+    }
+  }
+
+  #forget(reference: string): void {
+    const charge = this.#charges.get(reference);
+    this.#charges.delete(reference);
+    this.#settled.delete(reference);
+    this.#open.delete(reference);
+    const id = charge?.authorizationId?.toLowerCase();
+    if (id !== undefined && this.#referenceByAuthorization.get(id) === reference) {
+      this.#referenceByAuthorization.delete(id);
+    }
   }
 
   /** Throws when another charge holds the authorization id; otherwise indexes it. */
@@ -104,4 +169,24 @@ export class MemoryChargeStore implements ChargeStore {
     }
     this.#referenceByAuthorization.set(id, charge.reference);
   }
+}
+
+/** The store's own frozen copy of a caller's record, its `operations` frozen too. */
+function frozenCopy(charge: ChargeRecord): ChargeRecord {
+  const copy = copyCharge(charge);
+  Object.freeze(copy.operations);
+  return Object.freeze(copy);
+}
+
+/** The first value of a set: the one added longest ago. */
+function oldest(values: Set<string>): string | undefined {
+  for (const value of values) return value;
+  return undefined;
+}
+
+function positiveWholeNumber(value: number, option: string): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new TypeError(`MemoryChargeStore option ${option} must be a positive whole number`);
+  }
+  return value;
 }

@@ -48,6 +48,40 @@ function storedEvent(authorizationId: string | undefined, type = "order.captured
 
 const NOW = new Date();
 
+/**
+ * Changes every field a caller could reach. A store may return copies or frozen records: a frozen
+ * one throws (strict mode), and either way the store's state must stay as it was.
+ */
+function tryToChange(record: ChargeRecord): void {
+  const attempts = [
+    () => {
+      record.status = "refunded";
+    },
+    () => {
+      record.amount = "0.01";
+    },
+    () => {
+      record.version += 10;
+    },
+    () => {
+      record.operations.capture = 99;
+    },
+    () => {
+      record.operations = { capture: 7, cancel: 7, refund: 7 };
+    },
+    () => {
+      delete record.authorizationId;
+    },
+  ];
+  for (const attempt of attempts) {
+    try {
+      attempt();
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error;
+    }
+  }
+}
+
 export function chargeStoreContract(name: string, setup: StoreContractSetup): void {
   describe(`${name}: ChargeStore contract`, () => {
     it("creates a charge once per reference and reads it back by reference and authorization id", async () => {
@@ -67,18 +101,23 @@ export function chargeStoreContract(name: string, setup: StoreContractSetup): vo
       expect(await store.findByAuthorizationId(randomUUID())).toBeUndefined();
     });
 
-    it("keeps exact decimal strings and every optional field", async () => {
+    it("keeps every field, optional ones too, and exact decimal strings", async () => {
       const store = await setup.makeStore();
-      const charge = newCharge({
+      // Required<>: a field added to ChargeRecord fails to compile here until this test sets it.
+      const charge: Required<ChargeRecord> = {
+        ...newCharge(),
         amount: "0.10",
         authorizationId: randomUUID(),
         orderId: randomUUID(),
         status: "failed",
         reason: "TOKEN_REVOKED",
         operations: { capture: 2, cancel: 0, refund: 1 },
-      });
+      };
       await store.create(charge);
-      expect(await store.findByReference(charge.reference)).toEqual(charge);
+      expect(await store.findByReference(charge.reference)).toStrictEqual(charge);
+      const next = { ...charge, attempt: 2, operations: { capture: 3, cancel: 1, refund: 2 }, version: 2 };
+      expect(await store.compareAndSet(1, next)).toStrictEqual(next);
+      expect(await store.findByAuthorizationId(charge.authorizationId)).toStrictEqual(next);
     });
 
     it("of concurrent creates for one reference, exactly one creates", async () => {
@@ -203,13 +242,27 @@ export function chargeStoreContract(name: string, setup: StoreContractSetup): vo
       expect(await store.unappliedEvents(authorizationId)).toHaveLength(1);
     });
 
-    it("returns copies: changing a returned record changes nothing stored", async () => {
+    it("isolates its state: changing a record given to it or returned by it changes nothing stored", async () => {
       const store = await setup.makeStore();
-      const charge = newCharge();
-      const { charge: returned } = await store.create(charge);
-      returned.status = "captured";
-      returned.operations.capture = 99;
-      expect(await store.findByReference(charge.reference)).toEqual(charge);
+      const given = newCharge();
+      const created = structuredClone(given);
+      const { charge: returned } = await store.create(given);
+      tryToChange(given); // copied on the way in
+      tryToChange(returned); // a copy, or frozen
+      const found = (await store.findByReference(created.reference))!;
+      expect(found).toEqual(created);
+      tryToChange(found);
+      expect(await store.findByReference(created.reference)).toEqual(created);
+
+      const id = randomUUID();
+      const next = advance(created, { kind: "accepted", authorizationId: id }, NOW)!;
+      const accepted = structuredClone(next);
+      const saved = (await store.compareAndSet(1, next))!;
+      tryToChange(next);
+      tryToChange(saved);
+      tryToChange((await store.findByAuthorizationId(id))!);
+      expect(await store.findByReference(created.reference)).toEqual(accepted);
+      expect(await store.findByAuthorizationId(id)).toEqual(accepted);
     });
   });
 }
