@@ -2,7 +2,7 @@ import type { PurchaseAuthClient } from "@purchase-auth/core";
 import express, { type RequestHandler, type Router } from "express";
 import { Charges } from "./charges/charges.js";
 import { ChargeNotifier } from "./charges/notifier.js";
-import { rateLimitGuard } from "./http/guards.js";
+import { rateLimitGuard, requireJsonContentType } from "./http/guards.js";
 import { type PurchaseAuthOptions, resolveOptions } from "./options.js";
 import { purchaseAuthErrorHandler } from "./problems.js";
 import "./request-context.js";
@@ -50,17 +50,21 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
   };
   // Per route, not router.use(): mounted at "/", the router must not parse or limit the app's requests.
   // Without a rateLimit hook there is no guard: one middleware less on every request.
-  const shopper: RequestHandler[] = [context, express.json({ limit: resolved.maxBodyBytes })];
-  if (resolved.rateLimit) shopper.push(rateLimitGuard(resolved.rateLimit));
+  const json = express.json({ limit: resolved.maxBodyBytes });
+  const limits: RequestHandler[] = resolved.rateLimit ? [rateLimitGuard(resolved.rateLimit)] : [];
+  const reads: RequestHandler[] = [context, json, ...limits];
+  // State-changing routes take JSON only, empty bodies included (CSRF): checked before the body is
+  // read and before any of the app's hooks runs.
+  const writes: RequestHandler[] = [context, requireJsonContentType, json, ...limits];
 
   const router = express.Router();
   router.post("/webhooks", context, ...webhookRoute(ctx));
-  router.post("/charges", ...shopper, chargeRoute(ctx));
-  router.get("/charges/:authorizationId", ...shopper, statusRoute(ctx));
-  router.get("/charges/:authorizationId/events", ...shopper, eventsRoute(ctx));
-  router.post("/charges/:authorizationId/capture", ...shopper, merchantRoute(ctx, "capture"));
-  router.post("/charges/:authorizationId/cancel", ...shopper, merchantRoute(ctx, "cancel"));
-  router.post("/charges/:authorizationId/refund", ...shopper, merchantRoute(ctx, "refund"));
+  router.post("/charges", ...writes, chargeRoute(ctx));
+  router.get("/charges/:authorizationId", ...reads, statusRoute(ctx));
+  router.get("/charges/:authorizationId/events", ...reads, eventsRoute(ctx));
+  router.post("/charges/:authorizationId/capture", ...writes, merchantRoute(ctx, "capture"));
+  router.post("/charges/:authorizationId/cancel", ...writes, merchantRoute(ctx, "cancel"));
+  router.post("/charges/:authorizationId/refund", ...writes, merchantRoute(ctx, "refund"));
   router.use(purchaseAuthErrorHandler({ logger }));
 
   let closing: Promise<void> | undefined;

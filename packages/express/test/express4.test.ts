@@ -69,6 +69,16 @@ describe("on Express 4", () => {
       body: { amount: "9.80" },
     });
     expect(capture.json).toMatchObject({ status: "partially_captured", operation: { outcome: "done" } });
+    // CSRF: an empty POST without Content-Type: application/json is refused here too.
+    const empty = await call(app, "POST", `/charges/${paid.json.authorizationId}/capture`, {
+      merchant: true,
+      rawBody: "",
+    });
+    expect(empty.status).toBe(415);
+    expect(empty.json.type).toBe("urn:purchase-auth:problem:unsupported-media-type");
+    expect(sandbox.orders({ authorizationId: paid.json.authorizationId })[0]).toMatchObject({
+      capturedAmount: "9.80",
+    });
     expect((await call(app, "POST", "/webhooks", { rawBody: "{}" })).status).toBe(400);
   });
 });

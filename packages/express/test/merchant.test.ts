@@ -67,7 +67,10 @@ describe("merchant routes", () => {
       order: { status: "PartActivated", totalAmount: "138.80", capturedAmount: "38.80" },
     });
 
-    const rest = await call(app, "POST", `/charges/${id}/capture`, { merchant: true });
+    const rest = await call(app, "POST", `/charges/${id}/capture`, {
+      merchant: true,
+      headers: { "content-type": "application/json" },
+    });
     expect(rest.json).toMatchObject({
       status: "captured",
       operation: { sequence: 2, outcome: "done" },
@@ -131,9 +134,11 @@ describe("merchant routes", () => {
   it("'already captured' or 'already cancelled' on a retry counts as success", async () => {
     const { data, app } = await shop({ authorizeMerchant: staffOnly });
     const { id } = await authorizedCharge(data, app);
-    expect((await call(app, "POST", `/charges/${id}/capture`, { merchant: true })).json.status).toBe(
-      "captured",
-    );
+    const captured = await call(app, "POST", `/charges/${id}/capture`, {
+      merchant: true,
+      headers: { "content-type": "application/json" },
+    });
+    expect(captured.json.status).toBe("captured");
 
     // A new sequence (the first answer was lost, the caller counted on): the service says
     // INVALID_ORDER_STATE, the order shows everything captured, so the capture is done.
@@ -146,7 +151,10 @@ describe("merchant routes", () => {
     expect(orderOf(id).capturedAmount).toBe("138.80");
 
     const other = await authorizedCharge(data, app);
-    const cancel = await call(app, "POST", `/charges/${other.id}/cancel`, { merchant: true });
+    const cancel = await call(app, "POST", `/charges/${other.id}/cancel`, {
+      merchant: true,
+      headers: { "content-type": "application/json" },
+    });
     expect(cancel.json).toMatchObject({ status: "cancelled", order: { status: "Cancelled" } });
     const cancelAgain = await call(app, "POST", `/charges/${other.id}/cancel`, {
       merchant: true,
@@ -210,10 +218,14 @@ describe("merchant routes", () => {
   it("with authorizeMerchant, only the requests it allows get through; a shopper gets 403", async () => {
     const { data, app } = await shop({ authorizeMerchant: staffOnly });
     const { customer, id } = await authorizedCharge(data, app);
-    const asShopper = await call(app, "POST", `/charges/${id}/capture`, { customer });
+    const asShopper = await call(app, "POST", `/charges/${id}/capture`, {
+      customer,
+      headers: { "content-type": "application/json" },
+    });
     expect(asShopper.status).toBe(403);
     const unknown = await call(app, "POST", "/charges/00000000-0000-4000-8000-000000000000/capture", {
       merchant: true,
+      headers: { "content-type": "application/json" },
     });
     expect(unknown.status).toBe(404);
     expect(orderOf(id).status).toBe("NotActivated");
@@ -233,6 +245,7 @@ describe("merchant routes", () => {
     });
     const capture = await call(app, "POST", `/charges/${reply.json.authorizationId}/capture`, {
       merchant: true,
+      headers: { "content-type": "application/json" },
     });
     expect(capture.status).toBe(409);
     expect(capture.json.type).toBe("urn:purchase-auth:problem:no-order");

@@ -55,9 +55,12 @@ describe("two app instances sharing the PostgreSQL store", () => {
   it("a webhook received by instance A shows in the status read on instance B", async () => {
     const { data, a, b } = await twoInstances();
     const customer = data.customer();
-    const reply = await charge(b, customer, { cartId: data.cart(customer) });
+    // Scheduled, so nothing happens before the clock moves: with "as soon as possible" the webhook
+    // could reach A before B has even recorded the service's answer.
+    const reply = await charge(b, customer, { cartId: data.cart(customer), timing: "scheduled" });
     expect(reply.json.status).toBe("pending");
 
+    sandbox.advanceClock(10 * 60_000); // the scheduled attempt runs; its webhooks go to A
     await sandbox.settle();
 
     const deliveries = sandbox.webhookDeliveries().filter((d) => d.merchantId === data.merchant.merchantId);
@@ -88,6 +91,7 @@ describe("two app instances sharing the PostgreSQL store", () => {
     const statuses = stream.events.map((event) => JSON.parse(event.data).status);
     expect(statuses[0]).toBe("pending");
     expect(statuses.at(-1)).toBe("captured");
+    expect(stream.events.at(-1)?.event).toBe("end");
   });
 
   it("a double click across instances (one POST to each) makes one authorization", async () => {

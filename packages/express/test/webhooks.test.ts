@@ -194,7 +194,10 @@ describe("deduplication and order", () => {
     expect((await call(app, "GET", `/charges/${id}`, { customer })).json.status).toBe("authorized");
 
     await call(app, "POST", `/charges/${id}/capture`, { merchant: true, body: { amount: "9.80" } });
-    await call(app, "POST", `/charges/${id}/capture`, { merchant: true });
+    await call(app, "POST", `/charges/${id}/capture`, {
+      merchant: true,
+      headers: { "content-type": "application/json" },
+    });
     await call(app, "POST", `/charges/${id}/refund`, { merchant: true, body: { amount: "49.80" } });
     await shops.sandbox().settle();
     // Events still arriving after the merchant's writes (newest first, twice each): the charge

@@ -3,6 +3,37 @@ import type { ResolvedCustomer, ResolvedOptions } from "../options.js";
 import { type HttpProblem, problem } from "../problems.js";
 import { asyncHandler } from "./async-handler.js";
 
+/**
+ * Every state-changing route (POST /charges, capture, cancel, refund) takes JSON only, and says so
+ * with `Content-Type: application/json` even when its body is empty. A cross-site HTML form can
+ * only send application/x-www-form-urlencoded, multipart/form-data or text/plain, and `fetch` from
+ * another origin cannot set application/json without a CORS preflight: so a request another site
+ * makes a signed-in visitor's browser send (CSRF) is refused with 415 before any hook runs, even
+ * when the app authenticates with a cookie. (Not /webhooks: those are verified by their signature.)
+ */
+export const requireJsonContentType: RequestHandler = (req, _res, next) => {
+  if (isJsonMediaType(req.headers["content-type"])) {
+    next();
+    return;
+  }
+  next(
+    problem(
+      "unsupported-media-type",
+      415,
+      "Unsupported media type",
+      "This request must be sent with Content-Type: application/json, even when it has no body.",
+    ),
+  );
+};
+
+/** `application/json`, with or without parameters (`; charset=utf-8`), in any letter case. */
+function isJsonMediaType(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const semicolon = header.indexOf(";");
+  const essence = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase();
+  return essence === "application/json";
+}
+
 /** Refuses with 429 when the app's `rateLimit` hook says so. */
 export function rateLimitGuard(rateLimit: NonNullable<ResolvedOptions["rateLimit"]>): RequestHandler {
   return asyncHandler(async (req, _res, next) => {

@@ -11,6 +11,10 @@ import { ownedCharge } from "./owned-charge.js";
  * change (`event: charge`, `id:` the charge's version); the stream ends once checkout is complete
  * (failed, or captured with auto capture, or authorized with manual capture, or anything later),
  * when the client goes away, or after `liveUpdates.maxDurationMs`.
+ * A complete checkout is announced with a last `event: end` (the final charge as data) before the
+ * stream ends: a browser's EventSource reconnects about 3 s after any end of the stream unless the
+ * page calls close(). The other endings are not announced: after `maxDurationMs` or
+ * `router.close()`, reconnecting (to this instance or another) is what the client should do.
  * Changes made in this process arrive at once; those of other instances by polling the store.
  */
 export function eventsRoute(ctx: RouteContext): RequestHandler {
@@ -35,8 +39,13 @@ export function eventsRoute(ctx: RouteContext): RequestHandler {
       // A new attempt replaced this authorization: its stream has nothing more to say.
       if (current.authorizationId !== authorizationId) return close();
       sentVersion = current.version;
-      res.write(`id: ${current.version}\nevent: charge\ndata: ${JSON.stringify(chargeView(current))}\n\n`);
-      if (isCheckoutComplete(current)) close();
+      const data = JSON.stringify(chargeView(current));
+      res.write(`id: ${current.version}\nevent: charge\ndata: ${data}\n\n`);
+      if (isCheckoutComplete(current)) {
+        // Nothing more will happen by itself: tell the client to close(), or it would reconnect.
+        res.write(`event: end\ndata: ${data}\n\n`);
+        close();
+      }
     };
     const refresh = () => {
       options.store.findByReference(charge.reference).then(
