@@ -384,3 +384,25 @@ describe("properties", () => {
     );
   });
 });
+
+describe("a checked request", () => {
+  it("is frozen, recognised, and not checked again", () => {
+    const result = checkAuthorizationRequest(validRequest());
+    if (!result.success) throw new Error("expected a valid request");
+    expect(Object.isFrozen(result.request)).toBe(true);
+    expect(Object.isFrozen(result.request.order.items[0])).toBe(true);
+    expect(() => {
+      (result.request.order.items[0] as { unitPrice: string }).unitPrice = "999999.00";
+    }).toThrow(TypeError);
+    expect(checkAuthorizationRequest(result.request)).toEqual({ success: true, request: result.request });
+    expect(validateAuthorizationRequest(result.request)).toBe(result.request);
+  });
+
+  it("leaves a look-alike that was never checked to be checked in full", () => {
+    const result = checkAuthorizationRequest(validRequest());
+    if (!result.success) throw new Error("expected a valid request");
+    const copy = structuredClone(result.request);
+    copy.order.items[0]!.vat = "101";
+    expect(checkAuthorizationRequest(copy).success).toBe(false);
+  });
+});

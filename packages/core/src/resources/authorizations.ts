@@ -1,5 +1,6 @@
 import type { ResolvedOptions } from "../config/options.js";
 import type { Executor } from "../http/executor.js";
+import type { AuthorizationRequest } from "../schemas/authorization-request.js";
 import { createAuthorizationResponseSchema } from "../schemas/envelopes.js";
 import {
   type AuthorizationRequestInput,
@@ -31,10 +32,11 @@ export class Authorizations {
 
   /**
    * Charges a customer token: validates the request (throwing `ValidationError` before any network
-   * call), then sends it with an idempotency key that every retry reuses.
+   * call; a request returned by `checkAuthorizationRequest` is not checked twice), then sends it
+   * with an idempotency key that every retry reuses.
    */
   async create(
-    request: AuthorizationRequestInput,
+    request: AuthorizationRequestInput | AuthorizationRequest,
     options?: WriteOptions,
   ): Promise<CreateAuthorizationResult> {
     const body = validateAuthorizationRequest(request);

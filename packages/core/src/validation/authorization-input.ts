@@ -120,14 +120,39 @@ export type AuthorizationValidationResult =
   | { success: true; request: AuthorizationRequest }
   | { success: false; issues: ValidationIssue[] };
 
-/** Checks a create-authorization request against every rule of specification sections 2 and 8. */
+/** Requests this module has checked; they are frozen, so they cannot have changed since. */
+const checkedRequests = new WeakSet<object>();
+
+/** True when `value` came from a successful check here (so `create` need not check it again). */
+export function isCheckedAuthorizationRequest(value: unknown): value is AuthorizationRequest {
+  return typeof value === "object" && value !== null && checkedRequests.has(value);
+}
+
+/**
+ * Checks a create-authorization request against every rule of specification sections 2 and 8.
+ * A valid request comes back in wire form and frozen.
+ */
 export function checkAuthorizationRequest(input: unknown): AuthorizationValidationResult {
+  if (isCheckedAuthorizationRequest(input)) return { success: true, request: input };
   const result = checkWith(authorizationRequestSchema, toWireShape(input));
-  return result.success ? { success: true, request: result.data } : result;
+  if (!result.success) return result;
+  const request = deepFreeze(result.data);
+  checkedRequests.add(request);
+  return { success: true, request };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /** Like `checkAuthorizationRequest`, but throws a `ValidationError` naming every broken rule. */
-export function validateAuthorizationRequest(input: AuthorizationRequestInput): AuthorizationRequest {
+export function validateAuthorizationRequest(
+  input: AuthorizationRequestInput | AuthorizationRequest,
+): AuthorizationRequest {
   const result = checkAuthorizationRequest(input);
   if (!result.success) throw new ValidationError(result.issues);
   return result.request;
