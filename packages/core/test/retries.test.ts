@@ -194,7 +194,11 @@ describe("secret hygiene under failure", () => {
     expect(lines.length).toBeGreaterThan(2);
     const issued = sandbox.tokenRequests().filter((request) => request.clientId === shop.clientId);
     expect(issued.length).toBe(2);
+    await client.customerTokens.get(shop.customerToken); // a path that holds the customer token
+    sandbox.injectFault({ kind: "unavailable", match: { method: "GET" }, count: 1 }); // logged as a retry
+    await client.customerTokens.get(shop.customerToken);
     const everything = [...lines, JSON.stringify(error), String(error), error.stack ?? ""].join("\n");
+    expect(everything).not.toContain(shop.customerToken);
     expect(everything).not.toContain(shop.clientSecret);
     expect(everything).not.toMatch(/Bearer\s+\S+/);
     expect(everything).not.toContain("access_token");

@@ -227,13 +227,9 @@ function isUndiciError(error: unknown): boolean {
   return typeof code === "string" && code.startsWith("UND_ERR");
 }
 
+/** What a log line says about a call: never the path, which can hold a customer token. */
 function context(call: Call): Record<string, unknown> {
-  return {
-    operation: call.operation,
-    method: call.method,
-    path: call.path,
-    idempotencyKey: call.idempotencyKey,
-  };
+  return { operation: call.operation, method: call.method, idempotencyKey: call.idempotencyKey };
 }
 
 function describeUncertain(last: Uncertain): string {
