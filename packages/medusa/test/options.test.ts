@@ -17,7 +17,7 @@ describe("provider options", () => {
       captureMode: "Manual",
       attemptSchedule: "synchronous",
       webhookSecrets: ["whsec"],
-      webhookToleranceSeconds: 300,
+      webhookToleranceSeconds: 604_800,
       defaultVatPercent: "0",
       orderLines: "cart",
     });

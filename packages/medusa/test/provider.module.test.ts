@@ -2,7 +2,7 @@ import { inspect } from "node:util";
 import type { IPaymentModuleService, PaymentCustomerDTO, PaymentDTO } from "@medusajs/framework/types";
 import { Modules } from "@medusajs/framework/utils";
 import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
-import type { CustomerTokenStatus } from "@purchase-auth/core";
+import { type CustomerTokenStatus, signWebhook } from "@purchase-auth/core";
 import { type MerchantCredentials, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
 import { ensureDatabase } from "purchase-auth-test-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -55,6 +55,8 @@ const MANUAL = "pp_purchase-auth_manual";
 const AUTO = "pp_purchase-auth_auto";
 const ASYNC = "pp_purchase-auth_async";
 const ASYNC_AUTO = "pp_purchase-auth_async-auto";
+const FAST = "pp_purchase-auth_fast";
+const FAST_AUTO = "pp_purchase-auth_fast-auto";
 
 let sandbox: SandboxServer;
 let merchant: MerchantCredentials;
@@ -109,6 +111,9 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       providerConfig("auto", { captureMode: "Auto" }),
       providerConfig("async", { attemptSchedule: "asap", defaultVatPercent: 25 }),
       providerConfig("async-auto", { attemptSchedule: "asap", captureMode: "Auto" }),
+      // No retries in the client: an unknown outcome reaches the provider at once.
+      providerConfig("fast", { maxRetries: 0 }),
+      providerConfig("fast-auto", { maxRetries: 0, captureMode: "Auto" }),
     ],
   },
   testSuite: ({ service: payment }) => {
@@ -485,6 +490,139 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       });
       expect(replay.data?.order_id).toBe(authorized.data?.order_id);
       expect(sandbox.authorizations({ merchantId: merchant.merchantId })).toHaveLength(before + 1);
+    });
+
+    /** Every answer of the service to `path` is lost after it committed, until clearFaults. */
+    function loseAnswers(path: string) {
+      sandbox.injectFault({ kind: "drop_after_commit", match: { method: "POST", path }, count: null });
+    }
+
+    it("an unknown authorization outcome is kept on the session and resolved with the same key", async () => {
+      const { session, token } = await openSession(FAST, 64);
+      loseAnswers("/purchase/authorizations");
+      try {
+        await expect(payment.authorizePaymentSession(session.id, {})).rejects.toThrow(/not authorized/);
+      } finally {
+        sandbox.clearFaults();
+      }
+      const [unknown] = await payment.listPaymentSessions({ id: session.id });
+      expect(unknown?.status).toBe("error");
+      expect(unknown?.data).toMatchObject({ state: "unknown", authorize_attempt: 1, session_id: session.id });
+      const charged = sandbox.authorizations({ merchantId: merchant.merchantId, customerToken: token });
+      expect(charged).toHaveLength(1);
+
+      // The next authorization of the session repeats the same attempt: the same single authorization.
+      const authorized = await authorize(session.id);
+      expect(authorized.data).toMatchObject({ state: "authorized", authorize_attempt: null });
+      expect(authorized.data?.order_id).toBe(charged[0]?.orderId);
+      expect(sandbox.authorizations({ merchantId: merchant.merchantId, customerToken: token })).toHaveLength(
+        1,
+      );
+    });
+
+    it("deleting a session with an unknown outcome releases what the service did, or refuses", async () => {
+      for (const providerId of [FAST, FAST_AUTO]) {
+        const { session, token } = await openSession(providerId, 25);
+        loseAnswers("/purchase/authorizations");
+        await expect(payment.authorizePaymentSession(session.id, {})).rejects.toThrow(/not authorized/);
+        // Still unknown: the session is not dropped.
+        await expect(payment.deletePaymentSession(session.id)).rejects.toThrow(/cannot be deleted yet/);
+        sandbox.clearFaults();
+        expect(await payment.listPaymentSessions({ id: session.id })).toHaveLength(1);
+
+        await payment.deletePaymentSession(session.id);
+        expect(await payment.listPaymentSessions({ id: session.id })).toHaveLength(0);
+        const orders = sandbox
+          .orders({ merchantId: merchant.merchantId })
+          .filter((o) => o.customerToken === token);
+        expect(orders).toHaveLength(1);
+        if (providerId === FAST) {
+          expect(orders[0]).toMatchObject({ status: "Cancelled", capturedAmount: "0.00" });
+        } else {
+          expect(orders[0]).toMatchObject({
+            status: "Returned",
+            capturedAmount: "25.00",
+            refundedAmount: "25.00",
+          });
+        }
+      }
+    });
+
+    it("a capture or refund retried after an unknown outcome is applied once", async () => {
+      const { session } = await openSession(FAST, 100);
+      const authorized = await authorize(session.id);
+      const orderId = authorized.data?.order_id as string;
+      const orderAt = () => sandbox.orders().find((o) => o.orderId === orderId);
+
+      loseAnswers(`/manage/orders/${orderId}/capture`);
+      try {
+        await expect(payment.capturePayment({ payment_id: authorized.id, amount: 30 })).rejects.toThrow();
+      } finally {
+        sandbox.clearFaults();
+      }
+      expect((await paymentWithCaptures(authorized.id)).captures).toHaveLength(0); // Medusa deleted it
+      expect(orderAt()?.capturedAmount).toBe("30.00"); // the service did capture
+      await payment.capturePayment({ payment_id: authorized.id, amount: 30 });
+      expect(orderAt()?.capturedAmount).toBe("30.00");
+      await payment.capturePayment({ payment_id: authorized.id, amount: 20 });
+      expect(orderAt()?.capturedAmount).toBe("50.00");
+      expect((await paymentWithCaptures(authorized.id)).captures).toHaveLength(2);
+
+      loseAnswers(`/manage/orders/${orderId}/refund`);
+      try {
+        await expect(payment.refundPayment({ payment_id: authorized.id, amount: 10 })).rejects.toThrow();
+      } finally {
+        sandbox.clearFaults();
+      }
+      expect(orderAt()?.refundedAmount).toBe("10.00");
+      await payment.refundPayment({ payment_id: authorized.id, amount: 10 });
+      expect(orderAt()?.refundedAmount).toBe("10.00");
+      await payment.refundPayment({ payment_id: authorized.id, amount: 10 });
+      expect(orderAt()?.refundedAmount).toBe("20.00");
+      const stored = await paymentWithCaptures(authorized.id);
+      expect(stored.refunds).toHaveLength(2);
+      expect(stored.data).toMatchObject({ captured_amount: "50.00", refunded_amount: "20.00" });
+    });
+
+    it("capturing a cancelled order, or its released remainder, is an error", async () => {
+      const provider = providerOf(payment, MANUAL);
+      const whole = await authorize((await openSession(MANUAL, 40)).session.id);
+      await provider.cancelPayment({ data: whole.data!, context: { idempotency_key: "pay_x1" } });
+      await expect(payment.capturePayment({ payment_id: whole.id })).rejects.toThrow(/cannot be captured/);
+      expect((await paymentWithCaptures(whole.id)).captures).toHaveLength(0);
+
+      const part = await authorize((await openSession(MANUAL, 40)).session.id);
+      await payment.capturePayment({ payment_id: part.id, amount: 15 });
+      const afterCapture = await paymentWithCaptures(part.id);
+      await provider.cancelPayment({ data: afterCapture.data!, context: { idempotency_key: "pay_x2" } });
+      await expect(payment.capturePayment({ payment_id: part.id, amount: 25 })).rejects.toThrow(
+        /cannot be captured/,
+      );
+      expect(sandbox.orders().find((o) => o.orderId === part.data?.order_id)?.capturedAmount).toBe("15.00");
+    });
+
+    it("cancelling an order with captured money is an error, not a cancellation", async () => {
+      const captured = await authorize((await openSession(AUTO, 12)).session.id);
+      await expect(
+        providerOf(payment, AUTO).cancelPayment({
+          data: captured.data!,
+          context: { idempotency_key: "pay_x3" },
+        }),
+      ).rejects.toThrow(/cannot be canceled, refund it instead/);
+    });
+
+    it("a genuine webhook processed an hour after it was signed is still applied", async () => {
+      const { session } = await openSession(ASYNC, 33);
+      expect(await payment.authorizePaymentSession(session.id, {})).toBeNull();
+      await sandbox.settle();
+      const delivery = receiver.ofType("authorization.succeeded").find((d) => d.rawBody.includes(session.id));
+      const event = JSON.parse(delivery!.rawBody.toString());
+      const late = signWebhook(event, WEBHOOK_SECRET, { timestamp: Math.floor(Date.now() / 1000) - 3600 });
+      const result = await payment.getWebhookActionAndData({
+        provider: "purchase-auth_async",
+        payload: { data: {}, rawData: Buffer.from(late.body), headers: late.headers },
+      });
+      expect(result).toEqual({ action: "authorized", data: { session_id: session.id, amount: "33.00" } });
     });
   },
 });

@@ -9,8 +9,24 @@ import {
   OutcomeUnknownError,
   PurchaseAuthError,
   ServiceUnavailableError,
+  UnexpectedResponseError,
   ValidationError,
 } from "@purchase-auth/core";
+
+/**
+ * Errors after which the service may have done what was asked: the request must be repeated with
+ * the SAME idempotency key to learn the outcome, never treated as "nothing happened". An unexpected
+ * answer with a 2xx status counts too (the service did something we could not read).
+ */
+export function isUncertain(error: unknown): boolean {
+  if (OutcomeUnknownError.isInstance(error) || ServiceUnavailableError.isInstance(error)) return true;
+  if (IdempotencyError.isInstance(error)) return true;
+  if (UnexpectedResponseError.isInstance(error)) {
+    const status = (error as { status?: number }).status;
+    return status === undefined || (status >= 200 && status < 300);
+  }
+  return false;
+}
 
 /** The words a shop can show for an error reason of the specification (section 7.2). */
 export function describeReason(reason: string | undefined): string {

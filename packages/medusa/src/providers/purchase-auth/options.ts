@@ -9,6 +9,13 @@ import { ConfigurationError, isGuid, PurchaseAuthClient } from "@purchase-auth/c
 export type AttemptSchedulePolicy = "synchronous" | "asap" | { relative: string[] };
 
 /** The options of the provider, given in medusa-config.ts. */
+/**
+ * Default age limit of a webhook's timestamp: 7 days. Medusa checks webhooks later, from a subscriber
+ * (a delay, then retries), so a short limit would drop genuine events processed late. Replays are
+ * harmless: the signature still proves the event is the service's, and states only move forward.
+ */
+export const WEBHOOK_TOLERANCE_SECONDS = 7 * 86_400;
+
 export interface PurchaseAuthProviderOptions {
   /** The service's base URL (test and production differ). */
   baseUrl: string;
@@ -31,7 +38,7 @@ export interface PurchaseAuthProviderOptions {
   attemptSchedule?: AttemptSchedulePolicy;
   /** Secret(s) the service signs webhooks with; several during a rotation. */
   webhookSecret: string | string[];
-  /** Oldest webhook timestamp accepted, in seconds. Default 300. */
+  /** Oldest webhook timestamp accepted, in seconds. Default 7 days (see WEBHOOK_TOLERANCE_SECONDS). */
   webhookToleranceSeconds?: number;
   /**
    * VAT percent (0 to 100, at most 2 decimals) of the single order line sent when the cart's lines
@@ -187,7 +194,8 @@ export function resolveProviderOptions(input: unknown): ResolvedProviderOptions 
     captureMode,
     attemptSchedule: schedule(options.attemptSchedule),
     webhookSecrets: secrets(options.webhookSecret),
-    webhookToleranceSeconds: positiveInteger(options, "webhookToleranceSeconds", 86_400) ?? 300,
+    webhookToleranceSeconds:
+      positiveInteger(options, "webhookToleranceSeconds", 30 * 86_400) ?? WEBHOOK_TOLERANCE_SECONDS,
     defaultVatPercent: vatPercent(options.defaultVatPercent),
     orderLines,
     idempotencyNamespace: namespace,

@@ -1,3 +1,4 @@
+import { MedusaError } from "@medusajs/framework/utils";
 import { isPurchaseAuthProviderId } from "./provider-ids";
 import { laterState, type PurchaseAuthData, readData, writeData } from "./session-data";
 
@@ -66,8 +67,13 @@ export class PaymentModuleRecords {
     let session: SessionRecord;
     try {
       session = await sessions.retrieve(sessionId, { select: ["id", "provider_id", "data"] });
-    } catch {
-      return false;
+    } catch (error) {
+      // Only "no such session" means the event is not ours; any other failure (the database down)
+      // must throw, so Medusa retries the webhook instead of dropping it.
+      if (MedusaError.isMedusaError(error) && (error as MedusaError).type === MedusaError.Types.NOT_FOUND) {
+        return false;
+      }
+      throw error;
     }
     if (!isPurchaseAuthProviderId(session.provider_id)) return false;
     const current = readData(session.data ?? undefined);

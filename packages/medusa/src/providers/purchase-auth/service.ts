@@ -56,8 +56,8 @@ import {
   WebhookVerificationError,
 } from "@purchase-auth/core";
 import { toCentsRounded, toWireAmount } from "./amounts";
-import { describeReason, logFieldsOf, toMedusaError } from "./errors";
-import { authorizeKey, cancelKey, captureKey, refundKey } from "./idempotency-keys";
+import { describeReason, isUncertain, logFieldsOf, toMedusaError } from "./errors";
+import { authorizeKey, cancelKey, captureToKey, refundToKey, releaseKey } from "./idempotency-keys";
 import {
   type PurchaseAuthProviderOptions,
   type ResolvedProviderOptions,
@@ -157,6 +157,7 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
         captured_amount: null,
         refunded_amount: null,
         failure_reason: null,
+        authorize_attempt: null,
       }),
     };
   }
@@ -178,9 +179,51 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
     };
   }
 
-  /** Only payment sessions that were never authorized are deleted: nothing exists at the service. */
+  /**
+   * Deleting a session (Medusa does it when a cart changes) must not leave money behind: a session
+   * whose authorization outcome is unknown is first resolved with the SAME idempotency key, and
+   * any order found (or already known) is released: what is not captured is cancelled, what was
+   * captured is refunded. When that cannot be done now, this throws, so Medusa keeps the session
+   * instead of dropping it (and a new session would charge again).
+   */
   async deletePayment(input: DeletePaymentInput): Promise<DeletePaymentOutput> {
-    return { data: writeData(readData(input.data)) };
+    let data = readData(input.data);
+    const wasUnknown = data.state === "unknown";
+    if (wasUnknown) {
+      const sessionId = data.session_id;
+      if (!sessionId || !data.customer_token || !data.amount || !data.currency) {
+        throw new MedusaError(
+          MedusaError.Types.UNEXPECTED_STATE,
+          "purchase-auth: this payment session's authorization outcome is unknown and cannot be resolved; check the service before deleting it.",
+        );
+      }
+      const outcome = await this.#createAuthorization(
+        this.#authorizationRequest(data, sessionId),
+        sessionId,
+        data.authorize_attempt ?? 1,
+      );
+      if (outcome.kind === "uncertain") {
+        throw new MedusaError(
+          MedusaError.Types.UNEXPECTED_STATE,
+          `Payment session ${sessionId}: the service has not told whether authorization attempt ${outcome.attempt} went through, so the session cannot be deleted yet. Try again later (the same idempotency key is reused, it cannot charge twice).`,
+        );
+      }
+      if (outcome.kind === "declined") return { data: writeData({ ...data, state: "failed" }) };
+      if (!outcome.result.orderId) {
+        throw new MedusaError(
+          MedusaError.Types.NOT_ALLOWED,
+          `Payment session ${sessionId}: authorization ${outcome.result.authorizationId} is still pending at the service; the session cannot be deleted until it is settled.`,
+        );
+      }
+      data = { ...data, authorization_id: outcome.result.authorizationId, order_id: outcome.result.orderId };
+    }
+    // Release what Medusa never learned about (an outcome that was unknown), and an uncaptured hold,
+    // as Medusa's own providers do. Money a known session captured is never refunded on a delete.
+    if (data.order_id && (wasUnknown || data.state === "authorized")) {
+      const order = await this.#release(data.order_id, data.session_id ?? data.order_id);
+      return { data: writeData({ ...this.#dataWithOrder(data, order), authorize_attempt: null }) };
+    }
+    return { data: writeData(data) };
   }
 
   /**
@@ -216,17 +259,35 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
         "This payment session was not initiated by the purchase-auth provider.",
       );
     }
-    const keyBase = stringOf(input.context?.idempotency_key) ?? sessionId;
-    const result = await this.#createAuthorization(
+    // After an unknown outcome the same attempt is repeated with the same key: it learns the outcome.
+    const firstAttempt = data.state === "unknown" ? (data.authorize_attempt ?? 1) : 1;
+    const outcome = await this.#createAuthorization(
       this.#authorizationRequest(data, sessionId),
-      keyBase,
       sessionId,
+      firstAttempt,
     );
+    if (outcome.kind === "declined") throw outcome.error;
+    if (outcome.kind === "uncertain") {
+      // Not a failure: the service may have authorized (even captured). Medusa stores the data of an
+      // "error" answer, so the next authorizePayment (or deletePayment) repeats this same attempt.
+      return {
+        status: PaymentSessionStatus.ERROR,
+        data: writeData({
+          ...data,
+          session_id: sessionId,
+          state: "unknown",
+          authorize_attempt: outcome.attempt,
+          failure_reason: null,
+        }),
+      };
+    }
+    const result = outcome.result;
     const authorized: PurchaseAuthData = {
       ...data,
       session_id: sessionId,
       authorization_id: result.authorizationId,
       failure_reason: null,
+      authorize_attempt: null,
     };
     if (!result.synchronous) {
       return {
@@ -249,8 +310,15 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
 
   /**
    * Manual capture. Medusa does not pass the amount: it is read from the capture Medusa recorded
-   * (its id is the call's idempotency key), so partial captures capture what the admin entered.
-   * A capture the service already did (Auto mode, or a retry) counts as done.
+   * (its id is the call's context key), so partial captures capture what the admin entered.
+   *
+   * Medusa deletes its capture when this throws, so a retry comes with a new capture id. The key is
+   * therefore derived from facts that survive: the order and the captured total this capture brings
+   * it to (what this provider recorded before, plus this amount). Before sending, the service's
+   * order is read: only what is still missing up to that total is captured, so a capture whose
+   * answer was lost (and that applied) is not applied twice, even after the key's hour. A capture
+   * the service already did (Auto mode, or a retry) counts as done; a cancelled or expired order is
+   * an error, never "captured".
    */
   async capturePayment(input: CapturePaymentInput): Promise<CapturePaymentOutput> {
     const data = readData(input.data);
@@ -258,35 +326,75 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
     const orderId = this.#requireOrder(data, "Capture");
     const captureId = stringOf(input.context?.idempotency_key);
     const amount = captureId ? toWireAmount(await this.#records.captureAmount(captureId)) : undefined;
+    const before = await this.#readOrder(orderId);
+    const target =
+      amount === undefined
+        ? toCents(before.totalAmount)
+        : toCents(data.captured_amount ?? "0.00") + toCents(amount);
+    const missing = target - toCents(before.capturedAmount);
+    if (missing <= 0n) {
+      this.#logger?.info(
+        `purchase-auth: order ${orderId} already has ${before.capturedAmount} captured; capture ${captureId} counts as done`,
+      );
+      return { data: writeData(this.#dataWithOrder(data, before)) };
+    }
     try {
       await this.#client.orders.capture(
         orderId,
-        { ...(amount === undefined ? {} : { amount }), ...(captureId ? { actionReference: captureId } : {}) },
-        captureId ? { idempotencyKey: captureKey(this.#options.idempotencyNamespace, captureId) } : {},
+        { amount: formatCents(missing), ...(captureId ? { actionReference: captureId } : {}) },
+        { idempotencyKey: captureToKey(this.#options.idempotencyNamespace, orderId, formatCents(target)) },
       );
     } catch (error) {
-      if (!(OrderStateError.isInstance(error) && (await this.#nothingLeftToCapture(orderId)))) {
+      if (OrderStateError.isInstance(error)) {
+        const order = await this.#readOrder(orderId);
+        if (toCents(order.capturedAmount) < target) {
+          this.#logger?.error(
+            `purchase-auth: Capture failed ${JSON.stringify({ orderId, status: order.status, capturedAmount: order.capturedAmount, cancelledAmount: order.cancelledAmount, ...logFieldsOf(error) })}`,
+          );
+          throw new MedusaError(
+            MedusaError.Types.PAYMENT_REQUIRES_MORE_ERROR,
+            `Capture: the order at the service cannot be captured any more (status ${order.status}, captured ${order.capturedAmount}, released ${order.cancelledAmount} of ${order.totalAmount}); nothing was captured.`,
+          );
+        }
+      } else {
         throw this.#fail("Capture", error, { orderId });
       }
-      this.#logger?.info(
-        `purchase-auth: order ${orderId} was already captured; capture ${captureId} counts as done`,
+    }
+    const after = await this.#readOrder(orderId);
+    if (toCents(after.capturedAmount) < target) {
+      throw new MedusaError(
+        MedusaError.Types.UNEXPECTED_STATE,
+        `Capture: the service reports ${after.capturedAmount} captured on order ${orderId}, less than the ${formatCents(target)} expected; check the order at the service.`,
       );
     }
-    return { data: await this.#withOrder(data, orderId) };
+    return { data: writeData(this.#dataWithOrder(data, after)) };
   }
 
-  /** Refunds `amount` (full or partial) of what was captured; the refund id keys the request. */
+  /**
+   * Refunds `amount` (full or partial) of what was captured. Like a capture, the key derives from
+   * the order and the refunded total this refund brings it to, and only what is still missing up to
+   * that total is sent: a refund whose answer was lost is not refunded twice by Medusa's retry.
+   */
   async refundPayment(input: RefundPaymentInput): Promise<RefundPaymentOutput> {
     const data = readData(input.data);
     const orderId = this.#requireOrder(data, "Refund");
     const cents = toCentsRounded(input.amount);
     if (cents <= 0n) throw new MedusaError(MedusaError.Types.INVALID_DATA, "A refund must be above 0.");
     const refundId = stringOf(input.context?.idempotency_key);
+    const before = await this.#readOrder(orderId);
+    const target = toCents(data.refunded_amount ?? "0.00") + cents;
+    const missing = target - toCents(before.refundedAmount);
+    if (missing <= 0n) {
+      this.#logger?.info(
+        `purchase-auth: order ${orderId} already has ${before.refundedAmount} refunded; refund ${refundId} counts as done`,
+      );
+      return { data: writeData(this.#dataWithOrder(data, before)) };
+    }
     try {
       await this.#client.orders.refund(
         orderId,
-        { amount: formatCents(cents), ...(refundId ? { actionReference: refundId } : {}) },
-        refundId ? { idempotencyKey: refundKey(this.#options.idempotencyNamespace, refundId) } : {},
+        { amount: formatCents(missing), ...(refundId ? { actionReference: refundId } : {}) },
+        { idempotencyKey: refundToKey(this.#options.idempotencyNamespace, orderId, formatCents(target)) },
       );
     } catch (error) {
       throw this.#fail("Refund", error, { orderId });
@@ -295,8 +403,9 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
   }
 
   /**
-   * Releases what is not captured. An order that has nothing left to release (already cancelled,
-   * expired or fully captured) counts as done. A session still pending at the service has no order
+   * Releases what is not captured. An order already cancelled or expired counts as done; an order
+   * with captured money is an error (cancelling cannot give it back: refund it instead), never
+   * reported as canceled. A session still pending at the service has no order
    * to cancel yet; that is logged.
    */
   async cancelPayment(input: CancelPaymentInput): Promise<CancelPaymentOutput> {
@@ -318,6 +427,19 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
       );
     } catch (error) {
       if (!OrderStateError.isInstance(error)) throw this.#fail("Cancel", error, { orderId: data.order_id });
+      const order = await this.#readOrder(data.order_id);
+      if (
+        toCents(order.capturedAmount) > 0n ||
+        (order.status !== "Cancelled" && order.status !== "Expired")
+      ) {
+        this.#logger?.error(
+          `purchase-auth: Cancel failed ${JSON.stringify({ orderId: data.order_id, status: order.status, capturedAmount: order.capturedAmount, ...logFieldsOf(error) })}`,
+        );
+        throw new MedusaError(
+          MedusaError.Types.NOT_ALLOWED,
+          `Cancel: the order at the service has ${order.capturedAmount} captured (status ${order.status}); it cannot be canceled, refund it instead.`,
+        );
+      }
       this.#logger?.info(`purchase-auth: order ${data.order_id} had nothing left to cancel`);
     }
     return { data: await this.#withOrder(data, data.order_id) };
@@ -512,29 +634,72 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
   }
 
   /**
-   * Sends the authorization. A decline worth retrying (PAYMENT_FAILED, SERVICE_UNAVAILABLE) is a
-   * new attempt with the next key; since every key is derived from the session, a repeat of this
-   * whole call replays the same attempts and cannot charge twice.
+   * Sends the authorization, from attempt `firstAttempt` on. A decline worth retrying
+   * (PAYMENT_FAILED, SERVICE_UNAVAILABLE) is a new attempt with the next key; since every key is
+   * derived from the session and the attempt number, a repeat replays the same attempts and cannot
+   * charge twice. An uncertain outcome (timeout, 503, lost answer) is returned, never thrown: the
+   * caller must remember the attempt and repeat it with the same key.
    */
   async #createAuthorization(
     request: AuthorizationRequestInput,
-    keyBase: string,
     sessionId: string,
-  ): Promise<CreateAuthorizationResult> {
-    for (let attempt = 1; ; attempt++) {
+    firstAttempt: number,
+  ): Promise<
+    | { kind: "done"; result: CreateAuthorizationResult }
+    | { kind: "declined"; error: Error }
+    | { kind: "uncertain"; attempt: number }
+  > {
+    for (let attempt = firstAttempt; ; attempt++) {
       try {
-        return await this.#client.authorizations.create(request, {
-          idempotencyKey: authorizeKey(this.#options.idempotencyNamespace, keyBase, attempt),
+        const result = await this.#client.authorizations.create(request, {
+          idempotencyKey: authorizeKey(this.#options.idempotencyNamespace, sessionId, attempt),
         });
+        return { kind: "done", result };
       } catch (error) {
+        const uncertain = isUncertain(error);
         const retry =
           DeclinedError.isInstance(error) && error.retryable && attempt < MAX_SYNCHRONOUS_ATTEMPTS;
         this.#logger?.warn(
-          `purchase-auth: authorization of payment session ${sessionId} failed, attempt ${attempt}${retry ? ", trying again" : ""} ${JSON.stringify(logFieldsOf(error))}`,
+          `purchase-auth: authorization of payment session ${sessionId} ${uncertain ? "has an unknown outcome" : "failed"}, attempt ${attempt}${retry ? ", trying again" : ""} ${JSON.stringify(logFieldsOf(error))}`,
         );
-        if (!retry) throw toMedusaError("Authorization", error);
+        if (uncertain) return { kind: "uncertain", attempt };
+        if (!retry) return { kind: "declined", error: toMedusaError("Authorization", error) };
       }
     }
+  }
+
+  /**
+   * Gives back everything of an order: cancels what is not captured and refunds what was captured
+   * and not yet refunded. Keys derive from `keyBase` (the session), so a repeat cannot refund twice.
+   */
+  async #release(orderId: string, keyBase: string): Promise<Order> {
+    const namespace = this.#options.idempotencyNamespace;
+    let order = await this.#readOrder(orderId);
+    try {
+      if (order.status === "NotActivated" || order.status === "PartActivated") {
+        await this.#client.orders.cancel(
+          orderId,
+          { actionReference: keyBase },
+          { idempotencyKey: releaseKey(namespace, "cancel", keyBase) },
+        );
+        order = await this.#readOrder(orderId);
+      }
+      const toRefund = toCents(order.capturedAmount) - toCents(order.refundedAmount);
+      if (toRefund > 0n) {
+        await this.#client.orders.refund(
+          orderId,
+          { amount: formatCents(toRefund), actionReference: keyBase },
+          { idempotencyKey: releaseKey(namespace, "refund", keyBase) },
+        );
+        order = await this.#readOrder(orderId);
+      }
+    } catch (error) {
+      throw this.#fail("Releasing the order of a deleted payment session", error, { orderId });
+    }
+    this.#logger?.info(
+      `purchase-auth: order ${orderId} of deleted payment session ${keyBase} released (${order.status}, refunded ${order.refundedAmount})`,
+    );
+    return order;
   }
 
   #requireOrder(data: PurchaseAuthData, operation: string): string {
@@ -543,11 +708,6 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
       MedusaError.Types.NOT_ALLOWED,
       `${operation}: the authorization ${data.authorization_id ?? ""} has no order at the service yet (state ${data.state ?? "unknown"}).`,
     );
-  }
-
-  async #nothingLeftToCapture(orderId: string): Promise<boolean> {
-    const order = await this.#readOrder(orderId);
-    return toCents(order.capturedAmount) + toCents(order.cancelledAmount) >= toCents(order.totalAmount);
   }
 
   async #readOrder(orderId: string): Promise<Order> {

@@ -10,7 +10,9 @@ export type AuthorizationState =
   | "authorized"
   | "captured"
   | "failed"
-  | "canceled";
+  | "canceled"
+  /** The authorization request's outcome is not known (timeout, 503, lost answer): repeat it. */
+  | "unknown";
 
 /**
  * The payment data this provider keeps in Medusa (payment session, then payment). Medusa sends it to
@@ -38,6 +40,11 @@ export interface PurchaseAuthData {
   refunded_amount: string | null;
   /** The service's reason when an authorization failed (e.g. TOKEN_REVOKED). */
   failure_reason: string | null;
+  /**
+   * With state "unknown": the attempt whose outcome is not known. Its idempotency key is derived
+   * from session_id and this number, so repeating it learns the outcome instead of charging again.
+   */
+  authorize_attempt: number | null;
 }
 
 const STATES: ReadonlySet<string> = new Set([
@@ -47,6 +54,7 @@ const STATES: ReadonlySet<string> = new Set([
   "captured",
   "failed",
   "canceled",
+  "unknown",
 ]);
 
 function stringOrNull(value: unknown): string | null {
@@ -92,6 +100,10 @@ export function readData(data: Record<string, unknown> | undefined): PurchaseAut
     captured_amount: stringOrNull(source.captured_amount),
     refunded_amount: stringOrNull(source.refunded_amount),
     failure_reason: stringOrNull(source.failure_reason),
+    authorize_attempt:
+      typeof source.authorize_attempt === "number" && Number.isInteger(source.authorize_attempt)
+        ? source.authorize_attempt
+        : null,
   };
 }
 
@@ -104,6 +116,7 @@ export function writeData(data: PurchaseAuthData): Record<string, unknown> {
 export function laterState(current: AuthorizationState | null, next: AuthorizationState): AuthorizationState {
   const rank: Record<AuthorizationState, number> = {
     initiated: 0,
+    unknown: 0,
     pending_authorization: 1,
     authorized: 2,
     failed: 2,
