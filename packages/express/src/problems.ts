@@ -142,10 +142,13 @@ function fromPurchaseAuthError(error: unknown, reason: string | undefined): Prob
     return problem("invalid-request", 400, "Invalid request", summary(errors), { errors }).problem;
   }
   if (InvalidRequestError.isInstance(error)) {
-    const errors = error.reasons.map((entry) => ({
-      field: entry.field ?? "(request)",
-      message: entry.message,
-    }));
+    // Our own words, never the service's message: it is not written for shoppers, and may echo
+    // what the request carried.
+    const errors = error.reasons.map((entry) => {
+      const field = entry.field ?? "(request)";
+      const rule = entry.rule === undefined ? "" : ` (rule ${entry.rule})`;
+      return { field, message: `${field} was refused by the payment service${rule}` };
+    });
     return problem("invalid-request", 400, "Invalid request", SHOPPER_MESSAGES.INVALID_REQUEST, {
       reason: "INVALID_REQUEST",
       errors,

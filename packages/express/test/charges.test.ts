@@ -70,10 +70,136 @@ describe("state machine", () => {
       status: "pending",
       attempt: 2,
       authorizationId: undefined,
+      previousAuthorizationIds: [failed.authorizationId],
       reason: undefined,
       version: 2,
       updatedAt: NOW.toISOString(),
     });
+  });
+
+  it("news of an earlier attempt (by attempt number or by its authorization id) changes nothing", () => {
+    const order = { amount: "49.80", currency: "EUR", captureMode: "Auto" } as const;
+    const firstId = randomUUID();
+    const failed = advance(
+      pendingCharge(),
+      { kind: "failed", authorizationId: firstId, reason: "PAYMENT_FAILED", attempt: 1 },
+      NOW,
+    )!;
+    const second = startNextAttempt(failed, order, NOW)!;
+    // The replayed 422 of attempt 1 (a double click on another instance) must not fail attempt 2.
+    expect(advance(second, { kind: "failed", reason: "PAYMENT_FAILED", attempt: 1 }, NOW)).toBe(undefined);
+    // Nor may attempt 1's authorization id be adopted by attempt 2.
+    expect(advance(second, { kind: "failed", authorizationId: firstId, reason: "X" }, NOW)).toBe(undefined);
+    expect(advance(second, { kind: "accepted", authorizationId: firstId }, NOW)).toBe(undefined);
+    // Attempt 2's own news applies.
+    expect(
+      advance(
+        second,
+        {
+          kind: "authorized",
+          authorizationId: randomUUID(),
+          orderId: randomUUID(),
+          captured: true,
+          attempt: 2,
+        },
+        NOW,
+      ),
+    ).toMatchObject({ status: "captured", attempt: 2 });
+  });
+});
+
+describe("Charges: earlier attempts", () => {
+  const order = { amount: "49.80", currency: "EUR", captureMode: "Auto" } as const;
+  const failedEvent = (authorizationId: string, reference: string) =>
+    ({
+      id: randomUUID(),
+      type: "authorization.failed",
+      createdAt: NOW.toISOString(),
+      data: {
+        authorizationId,
+        customerToken: randomUUID(),
+        reference,
+        reason: "PAYMENT_FAILED",
+        attempt: 1,
+      },
+    }) as never;
+
+  function setUp() {
+    const store = new MemoryChargeStore();
+    const errors: unknown[][] = [];
+    const charges = new Charges({
+      store,
+      notifier: new ChargeNotifier(),
+      logger: { error: (...args: unknown[]) => errors.push(args) },
+      onEvent: undefined,
+    });
+    return { store, charges, errors };
+  }
+
+  it("a late 422 of attempt 1 does not fail attempt 2, which then succeeds", async () => {
+    const { store, charges } = setUp();
+    const charge = pendingCharge();
+    await store.create(charge);
+    await charges.apply(charge.reference, { kind: "failed", reason: "PAYMENT_FAILED", attempt: 1 });
+    await charges.startNextAttempt(charge.reference, order);
+    await charges.apply(charge.reference, { kind: "failed", reason: "PAYMENT_FAILED", attempt: 1 });
+    const after = await charges.apply(charge.reference, {
+      kind: "authorized",
+      authorizationId: randomUUID(),
+      orderId: randomUUID(),
+      captured: true,
+      attempt: 2,
+    });
+    expect(after).toMatchObject({ attempt: 2, status: "captured" });
+    expect(await charges.startNextAttempt(charge.reference, order)).toMatchObject({ attempt: 2 });
+  });
+
+  it("a redelivered authorization.failed of attempt 1 neither fails attempt 2 nor gives it its id", async () => {
+    const { store, charges } = setUp();
+    const charge = pendingCharge();
+    const firstId = randomUUID();
+    await store.create(charge);
+    await charges.apply(charge.reference, { kind: "accepted", authorizationId: firstId, attempt: 1 });
+    await charges.apply(charge.reference, {
+      kind: "failed",
+      authorizationId: firstId,
+      reason: "X",
+      attempt: 1,
+    });
+    await charges.startNextAttempt(charge.reference, order);
+    await charges.receiveWebhook(failedEvent(firstId, charge.reference));
+    expect(await store.findByReference(charge.reference)).toMatchObject({ attempt: 2, status: "pending" });
+    const secondId = randomUUID();
+    const accepted = await charges.apply(charge.reference, {
+      kind: "accepted",
+      authorizationId: secondId,
+      attempt: 2,
+    });
+    expect(accepted).toMatchObject({ attempt: 2, status: "pending", authorizationId: secondId });
+  });
+
+  it("authorization.failed of an unknown id is not matched by reference to a charge without an id", async () => {
+    const { store, charges } = setUp();
+    const charge = pendingCharge({ attempt: 2 });
+    await store.create(charge);
+    expect(await charges.receiveWebhook(failedEvent(randomUUID(), charge.reference))).toBe("parked");
+    expect(await store.findByReference(charge.reference)).toMatchObject({ status: "pending" });
+  });
+
+  it("an authorization that succeeded for a charge marked failed is logged as an error", async () => {
+    const { store, charges, errors } = setUp();
+    const charge = pendingCharge();
+    await store.create(charge);
+    await charges.apply(charge.reference, { kind: "failed", reason: "PAYMENT_FAILED", attempt: 1 });
+    const stays = await charges.apply(charge.reference, {
+      kind: "authorized",
+      authorizationId: randomUUID(),
+      orderId: randomUUID(),
+      captured: false,
+      attempt: 1,
+    });
+    expect(stays).toMatchObject({ status: "failed" });
+    expect(errors).toHaveLength(1);
   });
 });
 
@@ -111,6 +237,70 @@ describe("Charges", () => {
     expect(applied).toEqual(["order.captured"]);
     expect(await store.unappliedEvents(authorizationId)).toEqual([]);
     expect(await charges.receiveWebhook(event)).toBe("duplicate");
+  });
+
+  it("a stored event whose application failed is applied on the next trigger (a later event, a retry)", async () => {
+    const store = new MemoryChargeStore();
+    let failOnce = true;
+    const charges = new Charges({
+      store,
+      notifier: new ChargeNotifier(),
+      logger: {},
+      onEvent: () => {
+        if (failOnce) {
+          failOnce = false;
+          throw new Error("listener down");
+        }
+      },
+    });
+    const charge = pendingCharge();
+    await store.create(charge);
+    const authorizationId = randomUUID();
+    const orderId = randomUUID();
+    const sign = (type: string, data: object) => {
+      const signed = signWebhook({ type, data } as never, "secret");
+      return verifyWebhook(signed.body, signed.headers, "secret");
+    };
+    const captured = sign("order.captured", {
+      orderId,
+      authorizationId,
+      amount: "49.80",
+      currency: "EUR",
+      status: "Activated",
+    });
+    // Parked, then its application fails when the answer arrives: it stays stored, unapplied.
+    expect(await charges.receiveWebhook(captured)).toBe("parked");
+    await charges.apply(charge.reference, { kind: "accepted", authorizationId });
+    expect((await store.unappliedEvents(authorizationId)).map((e) => e.id)).toEqual([captured.id]);
+    // A later event for the same authorization retries it.
+    const succeeded = sign("authorization.succeeded", {
+      authorizationId,
+      orderId,
+      customerToken: randomUUID(),
+      reference: charge.reference,
+      captureMode: "Auto",
+      amount: "49.80",
+      currency: "EUR",
+    });
+    expect(await charges.receiveWebhook(succeeded)).toBe("applied");
+    expect(await store.unappliedEvents(authorizationId)).toEqual([]);
+    expect(await store.findByReference(charge.reference)).toMatchObject({ status: "captured" });
+  });
+
+  it("the memory store forgets applied events first; an unapplied one survives the bound", async () => {
+    const store = new MemoryChargeStore({ maxEvents: 2 });
+    const authorizationId = randomUUID();
+    const stored = (id: string) => ({
+      id,
+      authorizationId,
+      event: { id, type: "order.captured" } as never,
+      receivedAt: NOW.toISOString(),
+    });
+    await store.recordEvent(stored("unapplied"));
+    await store.recordEvent(stored("a"));
+    await store.markEventApplied("a");
+    await store.recordEvent(stored("b"));
+    expect((await store.unappliedEvents(authorizationId)).map((e) => e.id)).toEqual(["unapplied", "b"]);
   });
 
   it("concurrent news from many writers all land (compare-and-set retries)", async () => {

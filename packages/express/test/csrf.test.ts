@@ -77,7 +77,7 @@ describe("CSRF: state-changing routes take application/json only", () => {
     // Captured in part, so that capture, cancel and refund would each have something to do.
     const part = await call(app, "POST", `/charges/${id}/capture`, {
       merchant: true,
-      body: { amount: "10.00" },
+      body: { amount: "10.00", sequence: 1 },
     });
     expect(part.json.order).toMatchObject({ status: "PartActivated", capturedAmount: "10.00" });
     authorizeMerchant.mockClear();

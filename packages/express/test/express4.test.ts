@@ -66,7 +66,7 @@ describe("on Express 4", () => {
     expect(paid.json.status).toBe("authorized");
     const capture = await call(app, "POST", `/charges/${paid.json.authorizationId}/capture`, {
       merchant: true,
-      body: { amount: "9.80" },
+      body: { amount: "9.80", sequence: 1 },
     });
     expect(capture.json).toMatchObject({ status: "partially_captured", operation: { outcome: "done" } });
     // CSRF: an empty POST without Content-Type: application/json is refused here too.

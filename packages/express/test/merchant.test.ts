@@ -57,7 +57,7 @@ describe("merchant routes", () => {
 
     const part = await call(app, "POST", `/charges/${id}/capture`, {
       merchant: true,
-      body: { amount: "38.80" },
+      body: { amount: "38.80", sequence: 1 },
     });
     expect(part.status).toBe(200);
     expect(part.json).toMatchObject({
@@ -79,7 +79,7 @@ describe("merchant routes", () => {
 
     const refund = await call(app, "POST", `/charges/${id}/refund`, {
       merchant: true,
-      body: { amount: 10.5 },
+      body: { amount: 10.5, sequence: 1 },
     });
     expect(refund.json).toMatchObject({
       status: "partially_refunded",
@@ -168,7 +168,7 @@ describe("merchant routes", () => {
     const { id } = await authorizedCharge(data, app);
     const tooMuch = await call(app, "POST", `/charges/${id}/capture`, {
       merchant: true,
-      body: { amount: "500.00" },
+      body: { amount: "500.00", sequence: 1 },
     });
     expect(tooMuch.status).toBe(409);
     expect(tooMuch.json).toMatchObject({
@@ -178,11 +178,57 @@ describe("merchant routes", () => {
     });
     const refundNothing = await call(app, "POST", `/charges/${id}/refund`, {
       merchant: true,
-      body: { amount: "1.00" },
+      body: { amount: "1.00", sequence: 1 },
     });
     expect(refundNothing.status).toBe(409);
     expect(refundNothing.json.reason).toBe("INVALID_ORDER_STATE");
     expect(orderOf(id).capturedAmount).toBe("0.00");
+  });
+
+  it("a refused capture moves the counter on: the next capture (next sequence) is not the stored refusal", async () => {
+    const { data, app } = await shop({ authorizeMerchant: staffOnly });
+    const { id } = await authorizedCharge(data, app);
+    // The back office renders the next sequence from the charge's counter, as the storefront does.
+    const nextSequence = async () =>
+      (await app.router.store.findByAuthorizationId(id))!.operations.capture + 1;
+    const tooMuch = await call(app, "POST", `/charges/${id}/capture`, {
+      merchant: true,
+      body: { amount: "150.00", sequence: await nextSequence() },
+    });
+    expect(tooMuch.status).toBe(409);
+    const valid = await call(app, "POST", `/charges/${id}/capture`, {
+      merchant: true,
+      body: { amount: "40.00", sequence: await nextSequence() },
+    });
+    expect(valid.status).toBe(200);
+    expect(valid.json).toMatchObject({ status: "partially_captured", order: { capturedAmount: "40.00" } });
+    expect(orderOf(id).capturedAmount).toBe("40.00");
+  });
+
+  it("refund, and capture with an amount, require a sequence (400 naming it); any id may be one", async () => {
+    const { data, app } = await shop({ authorizeMerchant: staffOnly });
+    const { id } = await authorizedCharge(data, app);
+    for (const [operation, body] of [
+      ["capture", { amount: "10.00" }],
+      ["refund", { amount: "10.00" }],
+    ] as const) {
+      const reply = await call(app, "POST", `/charges/${id}/${operation}`, { merchant: true, body });
+      expect(reply.status).toBe(400);
+      expect(reply.json.errors).toEqual([
+        { field: "sequence", message: expect.stringContaining("sequence") },
+      ]);
+    }
+    expect(orderOf(id).capturedAmount).toBe("0.00");
+    // A back office's own id per button press; sent twice (the answer was lost), it captures once.
+    const pressId = "6f1c1a4e-3b7a-4a38-9a3e-2f5b8d1c0e77";
+    for (let i = 0; i < 2; i++) {
+      const reply = await call(app, "POST", `/charges/${id}/capture`, {
+        merchant: true,
+        body: { amount: "10.00", sequence: pressId },
+      });
+      expect(reply.json).toMatchObject({ operation: { sequence: pressId } });
+    }
+    expect(orderOf(id).capturedAmount).toBe("10.00");
   });
 
   it("amounts must be exact: more than 2 decimals or a float artefact is a 400 naming amount", async () => {

@@ -57,7 +57,29 @@ describe("problemFromError", () => {
     expect(problem.type).toBe(`urn:purchase-auth:problem:${slug}`);
     expect(problem.detail).not.toContain("service text");
     expect(problem.detail).not.toContain(error.message);
+    // Nothing the service wrote reaches the shopper, not even in the field errors.
+    expect(JSON.stringify(problem)).not.toContain("service text");
     expect(JSON.stringify(problem)).not.toMatch(/stack|bad secret/);
+  });
+
+  it("a service 400 names the field and rule in our own words, never the service's message", () => {
+    const error = new InvalidRequestError("400", {
+      status: 400,
+      reasons: [
+        {
+          reason: "INVALID_REQUEST",
+          message: "<script>echo</script>",
+          field: "order.items[0].vat",
+          rule: "max",
+        },
+      ],
+    });
+    expect(problemFromError(error).errors).toEqual([
+      {
+        field: "order.items[0].vat",
+        message: "order.items[0].vat was refused by the payment service (rule max)",
+      },
+    ]);
   });
 
   it("declines carry the reason, whether retrying may help, and the shopper message", () => {

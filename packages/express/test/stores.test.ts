@@ -69,6 +69,25 @@ describe("PostgresChargeStore specifics", () => {
     expect(await store.unappliedEvents(waiting.authorizationId)).toHaveLength(1);
   });
 
+  it("prunes never-applied webhook events older than their own, longer cutoff", async () => {
+    const store = await postgresStore(database.newPool());
+    const receivedAt = new Date(Date.now() - 40 * 24 * 3_600_000).toISOString();
+    const waiting = {
+      id: crypto.randomUUID(),
+      authorizationId: crypto.randomUUID(),
+      event: {} as never,
+      receivedAt,
+    };
+    await store.recordEvent(waiting);
+    // Kept while younger than the unapplied cutoff; deleted past it (default: 30 days before `before`).
+    await store.pruneWebhookEvents(new Date(), {
+      unappliedBefore: new Date(Date.now() - 60 * 24 * 3_600_000),
+    });
+    expect(await store.unappliedEvents(waiting.authorizationId)).toHaveLength(1);
+    await store.pruneWebhookEvents(new Date(Date.now() - 24 * 3_600_000));
+    expect(await store.unappliedEvents(waiting.authorizationId)).toEqual([]);
+  });
+
   it("takes a pg.Client as well as a Pool", async () => {
     const client = new pg.Client(database.config);
     await client.connect();

@@ -193,12 +193,18 @@ describe("deduplication and order", () => {
     const id = reply.json.authorizationId;
     expect((await call(app, "GET", `/charges/${id}`, { customer })).json.status).toBe("authorized");
 
-    await call(app, "POST", `/charges/${id}/capture`, { merchant: true, body: { amount: "9.80" } });
+    await call(app, "POST", `/charges/${id}/capture`, {
+      merchant: true,
+      body: { amount: "9.80", sequence: 1 },
+    });
     await call(app, "POST", `/charges/${id}/capture`, {
       merchant: true,
       headers: { "content-type": "application/json" },
     });
-    await call(app, "POST", `/charges/${id}/refund`, { merchant: true, body: { amount: "49.80" } });
+    await call(app, "POST", `/charges/${id}/refund`, {
+      merchant: true,
+      body: { amount: "49.80", sequence: 1 },
+    });
     await shops.sandbox().settle();
     // Events still arriving after the merchant's writes (newest first, twice each): the charge
     // never slides back to partially_captured.

@@ -1,7 +1,15 @@
 import type { Logger, WebhookEvent } from "@purchase-auth/core";
 import type { ChargeRecord, ChargeStore } from "../stores/types.js";
 import type { ChargeNotifier } from "./notifier.js";
-import { advance, type ChargeNews, type NextAttemptOrder, startNextAttempt } from "./state-machine.js";
+import {
+  advance,
+  type ChargeNews,
+  chargeStatusOfOrder,
+  isAboutAnotherAttempt,
+  isEarlierAuthorization,
+  type NextAttemptOrder,
+  startNextAttempt,
+} from "./state-machine.js";
 
 /** Called once an event is applied (at least once per event: keep it idempotent). */
 export type WebhookEventListener = (
@@ -68,8 +76,19 @@ export class Charges {
     }
     const charge = await this.#chargeFor(event, authorizationId);
     if (!charge) return "parked";
-    await this.#applyEvent(charge.reference, event);
+    const applied = await this.#applyEvent(charge.reference, event);
+    // Events of this authorization that an earlier failure left unapplied get another chance.
+    if (applied?.authorizationId !== undefined) await this.#applyWaitingEvents(applied);
     return "applied";
+  }
+
+  /**
+   * Applies the stored events of the charge's authorization that are still unapplied (an earlier
+   * application failed); returns the charge as it is afterwards. Never throws for an event.
+   */
+  async retryWaitingEvents(charge: ChargeRecord): Promise<ChargeRecord> {
+    if (charge.authorizationId === undefined) return charge;
+    return this.#applyWaitingEvents(charge);
   }
 
   async #applyWaitingEvents(charge: ChargeRecord): Promise<ChargeRecord> {
@@ -105,7 +124,10 @@ export class Charges {
     return this.#update(reference, (current) => {
       const now = new Date();
       let next = current;
-      for (const item of news) next = advance(next, item, now) ?? next;
+      for (const item of news) {
+        this.#alertIfLostAuthorization(next, item);
+        next = advance(next, item, now) ?? next;
+      }
       if (next === current) return undefined;
       // Several news are one change. `next` is advance's own new record, never the stored one.
       next.version = current.version + 1;
@@ -114,9 +136,38 @@ export class Charges {
   }
 
   /**
-   * The charge an event is about: by authorization id, or, for the two final authorization events
-   * (which carry the order reference), by reference while the charge does not know its id yet.
-   * Those two are safe to match so: a new attempt starts only after the previous one's final event.
+   * News that an authorization succeeded, for a charge marked failed or about an earlier attempt:
+   * money may be held that nobody will capture or release. Never applied (a failed charge stays
+   * failed, and an earlier attempt's news never reaches a later one), but an operator must look.
+   */
+  #alertIfLostAuthorization(charge: ChargeRecord, news: ChargeNews): void {
+    const succeeded =
+      news.kind === "authorized" ||
+      (news.kind === "order" && !["cancelled", "expired"].includes(chargeStatusOfOrder(news.orderStatus)));
+    if (!succeeded) return;
+    const otherAttempt = isAboutAnotherAttempt(charge, news);
+    if (charge.status !== "failed" && !otherAttempt) return;
+    this.#deps.logger.error?.(
+      "purchase-auth: an authorization succeeded for a charge marked failed or for an earlier attempt; check its order at the service and cancel it if it is not wanted",
+      {
+        reference: charge.reference,
+        attempt: charge.attempt,
+        status: charge.status,
+        authorizationId: news.authorizationId,
+        orderId: news.orderId,
+        ...("attempt" in news && news.attempt !== undefined ? { newsAttempt: news.attempt } : {}),
+      },
+    );
+  }
+
+  /**
+   * The charge an event is about: by authorization id, or, for `authorization.succeeded` (which
+   * carries the order reference), by reference while the charge does not know its id yet.
+   * `authorization.failed` is never matched by reference: it may be a late event of an earlier
+   * attempt whose id we never learnt, and must not fail the current one. It stays stored and is
+   * applied once the charge learns its id (the answer to the create call, or a resent POST). An
+   * event naming an earlier attempt's id is matched to the charge, where it changes nothing (and
+   * is logged as an alert if it says that authorization succeeded).
    */
   async #chargeFor(
     event: WebhookEvent,
@@ -129,7 +180,12 @@ export class Charges {
     if (event.type !== "authorization.succeeded" && event.type !== "authorization.failed") return undefined;
     if (event.data.reference === undefined) return undefined;
     const byReference = await store.findByReference(event.data.reference);
-    return byReference?.authorizationId === undefined ? byReference : undefined;
+    if (!byReference) return undefined;
+    if (authorizationId !== undefined && isEarlierAuthorization(byReference, authorizationId)) {
+      return byReference;
+    }
+    if (event.type !== "authorization.succeeded") return undefined;
+    return byReference.authorizationId === undefined ? byReference : undefined;
   }
 
   async #update(

@@ -89,16 +89,19 @@ export function chargeStatusOfOrder(status: OrderStatus): ChargeStatus {
   }
 }
 
-/** What we learnt about a charge, from an answer of the service or a webhook. */
+/**
+ * What we learnt about a charge, from an answer of the service or a webhook. News from the answer to
+ * a create call carries the `attempt` it was sent for: it never applies to another attempt.
+ */
 export type ChargeNews =
   /** 202: accepted; the outcome comes later. */
-  | { kind: "accepted"; authorizationId: string }
+  | { kind: "accepted"; authorizationId: string; attempt?: number }
   /** 200 or `authorization.succeeded`: an order exists; with auto capture a 200 also means captured. */
-  | { kind: "authorized"; authorizationId: string; orderId: string; captured: boolean }
+  | { kind: "authorized"; authorizationId: string; orderId: string; captured: boolean; attempt?: number }
   /** `authorization.retrying`: still pending; remember why the last attempt failed. */
   | { kind: "retrying"; authorizationId: string; reason: string }
   /** 422 or `authorization.failed`. */
-  | { kind: "failed"; authorizationId?: string; reason: string }
+  | { kind: "failed"; authorizationId?: string; reason: string; attempt?: number }
   /** An order event or a fresh read of the order. */
   | { kind: "order"; authorizationId: string; orderId: string; orderStatus: OrderStatus }
   /** A merchant write completed (or was found already done): advance its counted sequence. */
@@ -126,6 +129,10 @@ export function copyCharge(charge: ChargeRecord): ChargeRecord {
     updatedAt: charge.updatedAt,
   };
   if (charge.authorizationId !== undefined) copy.authorizationId = charge.authorizationId;
+  if (charge.previousAuthorizationIds !== undefined) {
+    copy.previousAuthorizationIds = [...charge.previousAuthorizationIds];
+  }
+  if (charge.orderFingerprint !== undefined) copy.orderFingerprint = charge.orderFingerprint;
   if (charge.orderId !== undefined) copy.orderId = charge.orderId;
   if (charge.reason !== undefined) copy.reason = charge.reason;
   return copy;
@@ -136,6 +143,7 @@ export function copyCharge(charge: ChargeRecord): ChargeRecord {
  * another attempt's authorization).
  */
 export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): ChargeRecord | undefined {
+  if (isAboutAnotherAttempt(charge, news)) return undefined;
   const authorizationId = "authorizationId" in news ? news.authorizationId : undefined;
   if (authorizationId !== undefined && charge.authorizationId !== undefined) {
     if (authorizationId.toLowerCase() !== charge.authorizationId.toLowerCase()) return undefined;
@@ -181,8 +189,25 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
   return next;
 }
 
+/**
+ * True when `news` is about an earlier (or another) attempt than the charge's current one: create
+ * call news sent for another attempt, or news naming an earlier attempt's authorization id.
+ */
+export function isAboutAnotherAttempt(charge: ChargeRecord, news: ChargeNews): boolean {
+  if ("attempt" in news && news.attempt !== undefined && news.attempt !== charge.attempt) return true;
+  const authorizationId = "authorizationId" in news ? news.authorizationId : undefined;
+  return authorizationId !== undefined && isEarlierAuthorization(charge, authorizationId);
+}
+
+/** True when `authorizationId` is the authorization of an earlier attempt of the charge. */
+export function isEarlierAuthorization(charge: ChargeRecord, authorizationId: string): boolean {
+  const id = authorizationId.toLowerCase();
+  return charge.previousAuthorizationIds?.some((previous) => previous.toLowerCase() === id) ?? false;
+}
+
 /** What a new attempt charges: the order as built now (the cart may have changed since). */
-export type NextAttemptOrder = Pick<ChargeRecord, "amount" | "currency" | "captureMode">;
+export type NextAttemptOrder = Pick<ChargeRecord, "amount" | "currency" | "captureMode"> &
+  Partial<Pick<ChargeRecord, "orderFingerprint">>;
 
 /**
  * A new attempt at a failed charge (the shopper tries again, perhaps with another payment method):
@@ -194,10 +219,14 @@ export function startNextAttempt(
   now: Date,
 ): ChargeRecord | undefined {
   if (charge.status !== "failed") return undefined;
-  const { authorizationId: _id, orderId: _order, reason: _reason, ...rest } = charge;
+  const { authorizationId, orderId: _order, reason: _reason, ...rest } = charge;
+  // The earlier attempts' ids stay on the record: their late news must never reach this attempt.
+  const previousAuthorizationIds = [...(charge.previousAuthorizationIds ?? [])];
+  if (authorizationId !== undefined) previousAuthorizationIds.push(authorizationId.toLowerCase());
   return {
     ...rest,
     ...order,
+    ...(previousAuthorizationIds.length === 0 ? {} : { previousAuthorizationIds }),
     attempt: charge.attempt + 1,
     status: "pending",
     operations: { capture: 0, cancel: 0, refund: 0 },

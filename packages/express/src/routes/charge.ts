@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   type AttemptScheduleInput,
   type AuthorizationRequest,
@@ -53,10 +54,12 @@ export function chargeRoute(ctx: RouteContext): RequestHandler {
     const customer = await requireCustomer(req, options);
     const request = await authorizationRequest(req, customer, input, options);
     const reference = request.order.reference!;
+    const amount = formatCents(orderTotalCents(request.order.items) ?? 0n);
     const order = {
-      amount: formatCents(orderTotalCents(request.order.items) ?? 0n),
+      amount,
       currency: request.order.currency,
       captureMode: input.captureMode,
+      orderFingerprint: orderFingerprint(request, amount),
     };
 
     const { charge: stored, created } = await store.create(newCharge(reference, customer, order));
@@ -66,12 +69,19 @@ export function chargeRoute(ctx: RouteContext): RequestHandler {
     }
     let charge = stored;
     if (charge.status === "failed") {
-      // The previous attempt definitely failed: a new attempt, with the next key.
+      // The previous attempt definitely failed: a new attempt, with the next key, for the order as
+      // built now. (If another request started it first, it must be for the same order.)
       charge = (await charges.startNextAttempt(reference, order)) ?? charge;
-    } else if (!created && charge.authorizationId !== undefined) {
-      // A double click or a repeated request: the charge that exists, not a new one.
-      res.status(200).json(chargeView(charge));
-      return;
+      if (charge.status !== "failed") assertSameOrder(charge, order);
+    } else {
+      // Paid, or an attempt whose answer is not known yet: only the same order may be answered with
+      // it or resent with its key (a resend with another body could charge what nobody checked).
+      assertSameOrder(charge, order);
+      if (!created && charge.authorizationId !== undefined) {
+        // A double click or a repeated request: the charge that exists, not a new one.
+        res.status(200).json(chargeView(charge));
+        return;
+      }
     }
     // A new charge, or one whose create call has no known answer yet (a crash, a timeout, or a
     // concurrent click): sent with the attempt's key, so the service performs it at most once.
@@ -111,16 +121,68 @@ export function chargeRoute(ctx: RouteContext): RequestHandler {
               // Specification 4.1 rule 4: with Auto, the order is captured right after authorization.
               // The attempt's first request decided the mode: a resent key replays its answer.
               captured: charge.captureMode === "Auto",
+              attempt: charge.attempt,
             }
-          : { kind: "accepted", authorizationId: result.authorizationId };
+          : { kind: "accepted", authorizationId: result.authorizationId, attempt: charge.attempt };
       return (await charges.apply(charge.reference, news)) ?? charge;
     } catch (error) {
       const reason = definiteFailureReason(error);
       // A definite answer ends this attempt; an unknown outcome leaves it pending for the same key.
-      if (reason !== undefined) await charges.apply(charge.reference, { kind: "failed", reason });
+      // Tagged with its attempt: a late answer for an earlier attempt never fails a later one.
+      if (reason !== undefined) {
+        await charges.apply(charge.reference, { kind: "failed", reason, attempt: charge.attempt });
+      }
       throw error;
     }
   }
+}
+
+type ChargedOrder = Pick<ChargeRecord, "amount" | "currency" | "captureMode"> & { orderFingerprint: string };
+
+/** Refuses a request whose rebuilt order is not the one the charge's attempt was created for. */
+function assertSameOrder(charge: ChargeRecord, order: ChargedOrder): void {
+  const same =
+    charge.orderFingerprint === undefined
+      ? // A charge stored before fingerprints existed: compare what it kept.
+        charge.amount === order.amount &&
+        charge.currency === order.currency &&
+        charge.captureMode === order.captureMode
+      : charge.orderFingerprint === order.orderFingerprint;
+  if (!same) {
+    throw problem(
+      "order-changed",
+      409,
+      "Order changed",
+      "Your cart changed since you paid. Please review your order.",
+    );
+  }
+}
+
+/**
+ * A hash of what the create call charges: amount, currency, capture mode, store and the items
+ * (as checked by core), with object keys sorted so that equal orders hash equally.
+ */
+function orderFingerprint(request: AuthorizationRequest, amount: string): string {
+  const { order } = request;
+  const canonical = canonicalJson({
+    amount,
+    currency: order.currency,
+    captureMode: order.captureMode ?? null,
+    storeId: request.storeId ?? null,
+    items: order.items,
+  });
+  return createHash("sha256").update(canonical, "utf8").digest("hex");
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, entry]) => entry !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
 }
 
 /** The browser's choices, checked against what the app allows. */
@@ -196,11 +258,7 @@ function attemptSchedule(input: ChargeInput, options: ResolvedOptions): AttemptS
   }
 }
 
-function newCharge(
-  reference: string,
-  customer: ResolvedCustomer,
-  order: Pick<ChargeRecord, "amount" | "currency" | "captureMode">,
-): ChargeRecord {
+function newCharge(reference: string, customer: ResolvedCustomer, order: ChargedOrder): ChargeRecord {
   const now = new Date().toISOString();
   return {
     reference,
@@ -210,6 +268,7 @@ function newCharge(
     amount: order.amount,
     currency: order.currency,
     captureMode: order.captureMode,
+    orderFingerprint: order.orderFingerprint,
     operations: { capture: 0, cancel: 0, refund: 0 },
     version: 1,
     createdAt: now,

@@ -1,5 +1,6 @@
 import {
   decimalStringOf,
+  InvalidRequestError,
   idempotencyKeyIn,
   isGuid,
   NotFoundError,
@@ -30,13 +31,33 @@ const amountField = z.preprocess(
   positiveAmountSchema,
 );
 
-const sequenceField = z.number().int().min(1).max(1_000_000);
+/**
+ * The caller's name for one operation: the n-th capture (a number), or any id the back office
+ * chose for this button press (a UUID, say). Sent again, it names the same operation: same key.
+ */
+const sequenceField = z.union([
+  z.number().int().min(1).max(1_000_000),
+  z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^[A-Za-z0-9._:-]+$/, "sequence may contain only letters, digits and . _ : -"),
+]);
 
 const BODY_SCHEMAS = {
   capture: z.object({ amount: amountField.optional(), sequence: sequenceField.optional() }),
   cancel: z.object({ sequence: sequenceField.optional() }),
   refund: z.object({ amount: amountField, sequence: sequenceField.optional() }),
 } as const;
+
+/**
+ * Writes that move a chosen amount need the caller's `sequence`: counted by the router, a click
+ * whose answer was lost would be sent again under a new key and move the amount twice. Capture of
+ * everything and cancel are naturally idempotent at the service and may go without.
+ */
+function requiresSequence(operation: MerchantOperation, body: { amount?: string }): boolean {
+  return operation === "refund" || (operation === "capture" && body.amount !== undefined);
+}
 
 /** Order statuses in which the operation has nothing left to do: a retry that finds them succeeded. */
 const ALREADY_DONE: Record<MerchantOperation, ReadonlyArray<OrderStatus>> = {
@@ -53,7 +74,13 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
 
   return asyncHandler(async (req, res) => {
     await requireMerchant(req, options);
-    const body = readJsonBody(req, schema, fields) as { amount?: string; sequence?: number };
+    const body = readJsonBody(req, schema, fields) as { amount?: string; sequence?: number | string };
+    if (body.sequence === undefined && requiresSequence(operation, body)) {
+      const message = `sequence is required for ${operation === "refund" ? "a refund" : "a capture with an amount"}: a number or id the caller chooses per operation and sends again with any retry of it`;
+      throw problem("invalid-body", 400, "Invalid request body", message, {
+        errors: [{ field: "sequence", message }],
+      });
+    }
     const authorizationId = String(req.params.authorizationId);
     const charge = isGuid(authorizationId) ? await store.findByAuthorizationId(authorizationId) : undefined;
     if (!charge) throw chargeNotFound();
@@ -93,10 +120,19 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         // The service's amounts are the truth; the write's answer carries none (supplement A).
         return { order: await readOrder(orderId, signal), outcome: "done" as const };
       } catch (error) {
-        if (!OrderStateError.isInstance(error) || error.reason !== "INVALID_ORDER_STATE") throw error;
+        if (!OrderStateError.isInstance(error) || error.reason !== "INVALID_ORDER_STATE") {
+          // A definite refusal is stored by the service under this key: a counted write moves its
+          // counter on, or the same key would replay the refusal to every later request.
+          if (isDefiniteRefusal(error)) await charges.apply(charge.reference, ...countedNews(sequence));
+          throw error;
+        }
         const order = await readOrder(orderId, signal);
         if (!ALREADY_DONE[operation].includes(order.status)) {
-          await charges.apply(charge.reference, orderNews(charge.authorizationId!, order));
+          await charges.apply(
+            charge.reference,
+            ...countedNews(sequence),
+            orderNews(charge.authorizationId!, order),
+          );
           throw error;
         }
         return { order, outcome: "already_done" as const };
@@ -104,7 +140,7 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
     });
     const updated = await charges.apply(
       charge.reference,
-      { kind: "operation", operation, sequence },
+      ...countedNews(sequence),
       orderNews(charge.authorizationId!, order),
     );
     res.status(200).json({
@@ -120,6 +156,11 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
     });
   });
 
+  /** The counter moves for numbered sequences only; a caller's own ids are not counted. */
+  function countedNews(sequence: number | string) {
+    return typeof sequence === "number" ? [{ kind: "operation", operation, sequence } as const] : [];
+  }
+
   async function readOrder(orderId: string, signal: AbortSignal): Promise<Order> {
     try {
       return await client.orders.get(orderId, { signal });
@@ -133,6 +174,11 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       );
     }
   }
+}
+
+/** The service answered, and refused: nothing moved, and the key now holds that refusal. */
+function isDefiniteRefusal(error: unknown): boolean {
+  return OrderStateError.isInstance(error) || InvalidRequestError.isInstance(error);
 }
 
 function orderNews(authorizationId: string, order: Order) {

@@ -7,7 +7,8 @@ import { ownedCharge } from "./owned-charge.js";
 /** GET /charges/:authorizationId: the charge as webhooks last left it, for its customer only. */
 export function statusRoute(ctx: RouteContext): RequestHandler {
   return asyncHandler(async (req, res) => {
-    const charge = await ownedCharge(req, ctx.options);
+    // Stored events of this authorization that an earlier failure left unapplied get another chance.
+    const charge = await ctx.charges.retryWaitingEvents(await ownedCharge(req, ctx.options));
     res.setHeader("Cache-Control", "no-store");
     res.status(200).json(chargeView(charge));
   });

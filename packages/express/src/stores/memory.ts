@@ -98,12 +98,7 @@ export class MemoryChargeStore implements ChargeStore {
       const ids = this.#unapplied.get(authorizationId) ?? new Set<string>();
       this.#unapplied.set(authorizationId, ids.add(event.id));
     }
-    // Maps iterate in insertion order: the first keys are the oldest events.
-    for (const id of this.#events.keys()) {
-      if (this.#events.size <= this.#maxEvents) break;
-      await this.markEventApplied(id);
-      this.#events.delete(id);
-    }
+    this.#forgetOldEvents();
     return { alreadyApplied: false };
   }
 
@@ -121,6 +116,35 @@ export class MemoryChargeStore implements ChargeStore {
     const ids = this.#unapplied.get(authorizationId.toLowerCase());
     if (ids === undefined) return [];
     return [...ids].map((id) => structuredClone(this.#events.get(id)!.stored));
+  }
+
+  /**
+   * Forgets the oldest applied events beyond `maxEvents`. An unapplied event is news not yet
+   * applied to its charge: forgotten only when every event held is unapplied, with a warning.
+   */
+  #forgetOldEvents(): void {
+    if (this.#events.size <= this.#maxEvents) return;
+    // Maps iterate in insertion order: the first keys are the oldest events.
+    for (const [id, known] of this.#events) {
+      if (this.#events.size <= this.#maxEvents) return;
+      if (known.applied) this.#events.delete(id);
+    }
+    for (const [id, known] of this.#events) {
+      if (this.#events.size <= this.#maxEvents) return;
+      this.#logger?.warn?.(
+        "purchase-auth: MemoryChargeStore holds maxEvents unapplied webhook events; forgetting the oldest. Raise maxEvents, or use PostgresChargeStore",
+        { eventId: id, maxEvents: this.#maxEvents },
+      );
+      this.#forgetEvent(id, known.stored);
+    }
+  }
+
+  #forgetEvent(id: string, stored: StoredWebhookEvent): void {
+    this.#events.delete(id);
+    const authorizationId = stored.authorizationId?.toLowerCase();
+    const ids = authorizationId === undefined ? undefined : this.#unapplied.get(authorizationId);
+    ids?.delete(id);
+    if (ids?.size === 0) this.#unapplied.delete(authorizationId!);
   }
 
   /** Stores a record and moves its reference to the end of its eviction order. */
@@ -175,6 +199,7 @@ export class MemoryChargeStore implements ChargeStore {
 function frozenCopy(charge: ChargeRecord): ChargeRecord {
   const copy = copyCharge(charge);
   Object.freeze(copy.operations);
+  if (copy.previousAuthorizationIds !== undefined) Object.freeze(copy.previousAuthorizationIds);
   return Object.freeze(copy);
 }
 

@@ -1,5 +1,5 @@
 // The tables of `PostgresChargeStore`. Run `store.migrate()` at start-up, or apply this SQL with your
-// own migration tool. It is idempotent (IF NOT EXISTS); `migrate()` also takes an advisory lock so
+// own migration tool. It is idempotent (IF NOT EXISTS, ADD COLUMN IF NOT EXISTS); `migrate()` also takes an advisory lock so
 // two instances starting together do not race each other.
 
 /** Arbitrary constant key of the advisory lock `migrate()` holds while it creates the tables. */
@@ -22,6 +22,10 @@ CREATE TABLE IF NOT EXISTS purchase_auth_charges (
   created_at       timestamptz NOT NULL,
   updated_at       timestamptz NOT NULL
 );
+
+-- Added after the first release: idempotent for tables created by an earlier version.
+ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS previous_authorization_ids jsonb;
+ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS order_fingerprint text;
 
 CREATE TABLE IF NOT EXISTS purchase_auth_webhook_events (
   event_id         text PRIMARY KEY,

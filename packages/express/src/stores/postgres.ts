@@ -24,8 +24,11 @@ export interface PostgresChargeStoreOptions {
 
 const UNIQUE_VIOLATION = "23505";
 
+/** How much longer than applied ones `pruneWebhookEvents` keeps never-applied events, by default. */
+const DEFAULT_UNAPPLIED_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
 const CHARGE_COLUMNS =
-  "reference, customer_id, attempt, authorization_id, order_id, status, reason, amount, currency, capture_mode, operations, version, created_at, updated_at";
+  "reference, customer_id, attempt, authorization_id, order_id, status, reason, amount, currency, capture_mode, operations, version, previous_authorization_ids, order_fingerprint, created_at, updated_at";
 
 /**
  * A store in PostgreSQL, for several app instances behind a load balancer: every write is one
@@ -52,7 +55,7 @@ export class PostgresChargeStore implements ChargeStore {
   async create(charge: ChargeRecord): Promise<{ charge: ChargeRecord; created: boolean }> {
     const inserted = await this.#query(
       `INSERT INTO purchase_auth_charges (${CHARGE_COLUMNS})
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
        ON CONFLICT (reference) DO NOTHING
        RETURNING *`,
       [...chargeValues(charge), charge.createdAt, charge.updatedAt],
@@ -84,9 +87,9 @@ export class PostgresChargeStore implements ChargeStore {
       `UPDATE purchase_auth_charges
           SET customer_id = $2, attempt = $3, authorization_id = $4, order_id = $5, status = $6,
               reason = $7, amount = $8, currency = $9, capture_mode = $10, operations = $11,
-              version = $12, updated_at = $13
-        WHERE reference = $1 AND version = $14
-          AND (attempt < $3 OR (attempt = $3 AND status = ANY($15::text[])))
+              version = $12, previous_authorization_ids = $13, order_fingerprint = $14, updated_at = $15
+        WHERE reference = $1 AND version = $16
+          AND (attempt < $3 OR (attempt = $3 AND status = ANY($17::text[])))
         RETURNING *`,
       [...chargeValues(next), next.updatedAt, expectedVersion, statusesAllowedBefore(next.status)],
     );
@@ -138,14 +141,19 @@ export class PostgresChargeStore implements ChargeStore {
 
   /**
    * Forgets applied webhook events received before `before` (deduplication only needs the window
-   * in which the service redelivers: hours, not months). Returns how many were deleted.
+   * in which the service redelivers: hours, not months), and events never applied received before
+   * `unappliedBefore` (default: 30 days before `before`; such an event is about an authorization no
+   * charge here ever learnt). Returns how many were deleted.
    */
-  async pruneWebhookEvents(before: Date): Promise<number> {
+  async pruneWebhookEvents(before: Date, options: { unappliedBefore?: Date } = {}): Promise<number> {
+    const unappliedBefore =
+      options.unappliedBefore ?? new Date(before.getTime() - DEFAULT_UNAPPLIED_RETENTION_MS);
     const rows = await this.#query(
       `DELETE FROM purchase_auth_webhook_events
-        WHERE applied_at IS NOT NULL AND received_at < $1
+        WHERE (applied_at IS NOT NULL AND received_at < $1)
+           OR (applied_at IS NULL AND received_at < $2)
         RETURNING event_id`,
-      [before.toISOString()],
+      [before.toISOString(), unappliedBefore.toISOString()],
     );
     return rows.length;
   }
@@ -162,7 +170,7 @@ export class PostgresChargeStore implements ChargeStore {
   }
 }
 
-/** Parameters $1 to $12, in CHARGE_COLUMNS order. */
+/** Parameters $1 to $14, in CHARGE_COLUMNS order. */
 function chargeValues(charge: ChargeRecord): unknown[] {
   return [
     charge.reference,
@@ -177,6 +185,8 @@ function chargeValues(charge: ChargeRecord): unknown[] {
     charge.captureMode,
     JSON.stringify(charge.operations),
     charge.version,
+    charge.previousAuthorizationIds === undefined ? null : JSON.stringify(charge.previousAuthorizationIds),
+    charge.orderFingerprint ?? null,
   ];
 }
 
@@ -197,6 +207,10 @@ function toCharge(row: Record<string, unknown>): ChargeRecord {
   if (row.authorization_id !== null) charge.authorizationId = String(row.authorization_id);
   if (row.order_id !== null) charge.orderId = String(row.order_id);
   if (row.reason !== null) charge.reason = String(row.reason);
+  if (row.previous_authorization_ids != null) {
+    charge.previousAuthorizationIds = (row.previous_authorization_ids as unknown[]).map(String);
+  }
+  if (row.order_fingerprint != null) charge.orderFingerprint = String(row.order_fingerprint);
   return charge;
 }
 

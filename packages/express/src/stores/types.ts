@@ -31,6 +31,11 @@ export interface ChargeRecord {
   attempt: number;
   /** Known once the service answered (200/202) or a webhook named it. Unique across charges. */
   authorizationId?: string;
+  /**
+   * The authorization ids of earlier attempts of this reference (oldest first). Their news and
+   * webhooks never apply to the current attempt.
+   */
+  previousAuthorizationIds?: string[];
   /** Known once the authorization succeeded. */
   orderId?: string;
   status: ChargeStatus;
@@ -40,6 +45,11 @@ export interface ChargeRecord {
   amount: string;
   currency: string;
   captureMode: CaptureMode;
+  /**
+   * A hash of the order as built for the current attempt (amount, currency, capture mode, items):
+   * a repeated POST whose rebuilt order differs is refused. Absent on charges stored before it existed.
+   */
+  orderFingerprint?: string;
   /** Merchant writes completed so far, per operation: the next counted sequence is this + 1. */
   operations: Record<MerchantOperation, number>;
   /** Grows by one with every stored change; compare-and-set compares it. */

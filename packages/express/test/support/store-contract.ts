@@ -111,11 +111,20 @@ export function chargeStoreContract(name: string, setup: StoreContractSetup): vo
         orderId: randomUUID(),
         status: "failed",
         reason: "TOKEN_REVOKED",
+        previousAuthorizationIds: [randomUUID(), randomUUID()],
+        orderFingerprint: "f".repeat(64),
         operations: { capture: 2, cancel: 0, refund: 1 },
       };
       await store.create(charge);
       expect(await store.findByReference(charge.reference)).toStrictEqual(charge);
-      const next = { ...charge, attempt: 2, operations: { capture: 3, cancel: 1, refund: 2 }, version: 2 };
+      const next = {
+        ...charge,
+        attempt: 2,
+        previousAuthorizationIds: [...charge.previousAuthorizationIds, randomUUID()],
+        orderFingerprint: "e".repeat(64),
+        operations: { capture: 3, cancel: 1, refund: 2 },
+        version: 2,
+      };
       expect(await store.compareAndSet(1, next)).toStrictEqual(next);
       expect(await store.findByAuthorizationId(charge.authorizationId)).toStrictEqual(next);
     });
