@@ -184,7 +184,8 @@ describe("authentication", () => {
 });
 
 describe("orders", () => {
-  it("captures in parts, refunds in parts and reads the order back", async () => {
+  /** A synchronous manual-capture authorization of 49.80: an order with nothing captured yet. */
+  async function authorizedManualOrder() {
     const shop = openShop(sandbox);
     const { orderId } = await shop.client.authorizations.create(
       validRequest({
@@ -193,6 +194,11 @@ describe("orders", () => {
         attemptSchedule: { preferSynchronous: true },
       }),
     );
+    return { shop, orderId };
+  }
+
+  it("captures in parts, refunds in parts and reads the order back", async () => {
+    const { shop, orderId } = await authorizedManualOrder();
     expect((await shop.client.orders.get(orderId!)).status).toBe("NotActivated");
     await shop.client.orders.capture(orderId!, { amount: 20 });
     expect(await shop.client.orders.get(orderId!)).toMatchObject({
@@ -217,14 +223,7 @@ describe("orders", () => {
   });
 
   it("cancels the uncaptured remainder", async () => {
-    const shop = openShop(sandbox);
-    const { orderId } = await shop.client.authorizations.create(
-      validRequest({
-        customerToken: shop.customerToken,
-        order: { ...validRequest().order, captureMode: "Manual" },
-        attemptSchedule: { preferSynchronous: true },
-      }),
-    );
+    const { shop, orderId } = await authorizedManualOrder();
     await shop.client.orders.cancel(orderId!);
     expect(await shop.client.orders.get(orderId!)).toMatchObject({
       status: "Cancelled",
