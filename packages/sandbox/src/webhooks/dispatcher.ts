@@ -260,6 +260,17 @@ export class WebhookDispatcher {
     // The timestamp is real wall-clock time, so a receiver can check it against its own clock.
     const timestamp = String(Math.floor(Date.now() / 1000));
     this.#sent++;
+    // One controller and one timer, cleared when the delivery ends. AbortSignal.any over an
+    // AbortSignal.timeout can lose the timeout to garbage collection on Node 20, and a delivery to
+    // a receiver that never answers then hangs for good.
+    const controller = new AbortController();
+    const timer = setTimeout(
+      () => controller.abort(new DOMException("The delivery timed out", "TimeoutError")),
+      this.#deps.timeoutMs,
+    );
+    const onClose = () => controller.abort(this.#abort.signal.reason);
+    if (this.#abort.signal.aborted) onClose();
+    else this.#abort.signal.addEventListener("abort", onClose, { once: true });
     try {
       const response = await fetch(delivery.url, {
         method: "POST",
@@ -272,12 +283,15 @@ export class WebhookDispatcher {
         },
         body: delivery.rawBody,
         redirect: "manual",
-        signal: AbortSignal.any([this.#abort.signal, AbortSignal.timeout(this.#deps.timeoutMs)]),
+        signal: controller.signal,
       });
       await response.body?.cancel().catch(() => undefined);
       return { statusCode: response.status };
     } catch (error) {
       return { statusCode: null, error: describeError(error) };
+    } finally {
+      clearTimeout(timer);
+      this.#abort.signal.removeEventListener("abort", onClose);
     }
   }
 
