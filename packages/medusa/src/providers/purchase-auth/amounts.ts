@@ -63,3 +63,36 @@ function describe(value: unknown): string {
     return String(value);
   }
 }
+
+/** Digits kept when adding Medusa amounts exactly (Medusa computes with up to 20 decimals). */
+const SUM_SCALE = 20;
+
+/**
+ * The exact sum of Medusa amounts, as decimal text (no rounding, no float). Partial captures are
+ * summed first and rounded once, so their rounded total never drifts from the order's total.
+ */
+export function sumExact(values: ReadonlyArray<unknown>): string {
+  let total = 0n;
+  for (const value of values) {
+    const textValue = decimalTextOf(value);
+    const match = textValue === undefined ? null : DECIMAL.exec(textValue);
+    if (!match || (match[2] === "" && (match[3] ?? "") === "")) {
+      throw new RangeError(`${describe(value)} is not an amount`);
+    }
+    const [, sign = "", whole = "", fraction = "", exponentText] = match;
+    let digits = `${whole}${fraction}`;
+    let point = whole.length + Number(exponentText ?? 0);
+    if (point < 0) {
+      digits = "0".repeat(-point) + digits;
+      point = 0;
+    }
+    if (point > digits.length) digits += "0".repeat(point - digits.length);
+    const scaled = BigInt(
+      `${digits.slice(0, point) || "0"}${digits.slice(point).padEnd(SUM_SCALE, "0").slice(0, SUM_SCALE)}`,
+    );
+    total += sign === "-" ? -scaled : scaled;
+  }
+  const negative = total < 0n;
+  const text = (negative ? -total : total).toString().padStart(SUM_SCALE + 1, "0");
+  return `${negative ? "-" : ""}${text.slice(0, -SUM_SCALE)}.${text.slice(-SUM_SCALE)}`;
+}

@@ -16,6 +16,7 @@ interface CaptureRecord {
   id: string;
   amount?: unknown;
   raw_amount?: unknown;
+  payment_id?: string;
 }
 
 interface SessionRecord {
@@ -26,6 +27,7 @@ interface SessionRecord {
 
 interface CaptureService {
   retrieve(id: string, config?: { select?: string[] }): Promise<CaptureRecord>;
+  list(filters: { payment_id: string }, config?: { select?: string[] }): Promise<CaptureRecord[]>;
 }
 
 interface SessionService {
@@ -56,6 +58,38 @@ export class PaymentModuleRecords {
       select: ["id", "amount", "raw_amount"],
     });
     return capture.raw_amount ?? capture.amount;
+  }
+
+  /**
+   * The captures Medusa recorded for the payment of capture `captureId`, that one included (it is
+   * committed before the provider is called). Their sum, rounded once, is the captured total to aim
+   * at: rounding each capture separately can aim a cent above the order's total.
+   */
+  async capturesOfPaymentOf(captureId: string): Promise<unknown[]> {
+    const captures = resolve<CaptureService>(this.#container, "captureService");
+    const capture = await captures.retrieve(captureId, {
+      select: ["id", "payment_id", "amount", "raw_amount"],
+    });
+    if (!capture.payment_id) return [capture.raw_amount ?? capture.amount];
+    const all = await captures.list(
+      { payment_id: capture.payment_id },
+      { select: ["id", "amount", "raw_amount"] },
+    );
+    return all.map((entry) => entry.raw_amount ?? entry.amount);
+  }
+
+  /** The payment session's stored data (undefined when there is no such session of this provider). */
+  async sessionData(sessionId: string): Promise<PurchaseAuthData | undefined> {
+    const sessions = resolve<SessionService>(this.#container, "paymentSessionService");
+    try {
+      const session = await sessions.retrieve(sessionId, { select: ["id", "provider_id", "data"] });
+      return isPurchaseAuthProviderId(session.provider_id) ? readData(session.data ?? undefined) : undefined;
+    } catch (error) {
+      if (MedusaError.isMedusaError(error) && (error as MedusaError).type === MedusaError.Types.NOT_FOUND) {
+        return undefined;
+      }
+      throw error;
+    }
   }
 
   /**

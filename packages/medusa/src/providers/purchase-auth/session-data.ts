@@ -45,6 +45,19 @@ export interface PurchaseAuthData {
    * from session_id and this number, so repeating it learns the outcome instead of charging again.
    */
   authorize_attempt: number | null;
+  /**
+   * With state "unknown": when the unknown attempt's key was first sent (ISO 8601). The key may be
+   * sent again only inside the service's idempotency window; the reconciler uses it.
+   */
+  authorize_first_sent_at: string | null;
+  /** The service's order status when last read (NotActivated, PartActivated, Cancelled, ...). */
+  service_status: string | null;
+  /** What the service released without capture (cancel, expiry). */
+  cancelled_amount: string | null;
+  /** Set when the Medusa order was canceled: a late success is then voided at the service. */
+  medusa_canceled_at: string | null;
+  /** Why a person must look at this payment (e.g. an outcome still unknown after the key's hour). */
+  review_reason: string | null;
 }
 
 const STATES: ReadonlySet<string> = new Set([
@@ -104,6 +117,11 @@ export function readData(data: Record<string, unknown> | undefined): PurchaseAut
       typeof source.authorize_attempt === "number" && Number.isInteger(source.authorize_attempt)
         ? source.authorize_attempt
         : null,
+    authorize_first_sent_at: stringOrNull(source.authorize_first_sent_at),
+    service_status: stringOrNull(source.service_status),
+    cancelled_amount: stringOrNull(source.cancelled_amount),
+    medusa_canceled_at: stringOrNull(source.medusa_canceled_at),
+    review_reason: stringOrNull(source.review_reason),
   };
 }
 

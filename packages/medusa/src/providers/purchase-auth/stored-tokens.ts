@@ -13,6 +13,11 @@ export interface StoredCustomerToken {
   currency: string;
   /** When it was attached (ISO 8601). */
   added_at: string;
+  /**
+   * The service's status as last learned (at attach, or from a customer-token.status-changed
+   * event). Only an Active (or not yet known) token is picked by default.
+   */
+  status?: string;
 }
 
 /** The account holder's data this provider keeps. */
@@ -37,11 +42,33 @@ export function readAccountHolderData(data: Record<string, unknown> | null | und
   const tokens = Array.isArray(data?.customer_tokens) ? data.customer_tokens.filter(isStoredToken) : [];
   return {
     customer_id: typeof data?.customer_id === "string" ? data.customer_id : null,
-    customer_tokens: tokens.map(({ customer_token, currency, added_at }) => ({
+    customer_tokens: tokens.map(({ customer_token, currency, added_at, status }) => ({
       customer_token: customer_token.toLowerCase(),
       currency: currency.toUpperCase(),
       added_at,
+      ...(typeof status === "string" ? { status } : {}),
     })),
+  };
+}
+
+/** A token not flagged by the service (Active, or status not learned yet). */
+export function isUsable(token: StoredCustomerToken): boolean {
+  return token.status === undefined || token.status === "Active";
+}
+
+/** The list with `customerToken`'s status set (returns undefined when it is not in the list). */
+export function withTokenStatus(
+  data: AccountHolderData,
+  customerToken: string,
+  status: string,
+): AccountHolderData | undefined {
+  const token = customerToken.toLowerCase();
+  if (!data.customer_tokens.some((entry) => entry.customer_token === token)) return undefined;
+  return {
+    ...data,
+    customer_tokens: data.customer_tokens.map((entry) =>
+      entry.customer_token === token ? { ...entry, status } : entry,
+    ),
   };
 }
 
@@ -95,9 +122,17 @@ export function chooseToken(
         "The customer token given is not one of this customer's stored customer tokens.",
       );
     }
+    if (!isUsable(token)) {
+      throw new MedusaError(
+        MedusaError.Types.NOT_ALLOWED,
+        `The customer token given is ${token.status} at the service and cannot be charged.`,
+      );
+    }
     return token;
   }
-  const candidates = data.customer_tokens.filter((entry) => entry.currency === currency.toUpperCase());
+  const candidates = data.customer_tokens.filter(
+    (entry) => entry.currency === currency.toUpperCase() && isUsable(entry),
+  );
   const latest = candidates.at(-1);
   if (!latest) {
     throw new MedusaError(

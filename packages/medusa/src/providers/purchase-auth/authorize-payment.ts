@@ -1,0 +1,217 @@
+import { MedusaError, PaymentSessionStatus } from "@medusajs/framework/utils";
+import { type AuthorizationOutcome, authorizationRequest, createAuthorization } from "./authorization";
+import { describeReason } from "./errors";
+import { releaseAll } from "./order-operations";
+import { dataWithOrder, type ProviderContext } from "./provider-context";
+import type { PurchaseAuthData } from "./session-data";
+import { sessionStatusOfState } from "./status-mapping";
+
+/**
+ * Creates the authorization. The idempotency key derives from the payment session id and the
+ * attempt number, so Medusa's retries, and a restart mid-call, get the first outcome back instead of
+ * a second charge. 200 → authorized (captured with captureMode Auto); 202 → pending_authorization,
+ * finished by the webhook; a definite decline → an error naming the reason, and the session's next
+ * attempt number is saved, so the next completion (after the cause is fixed) is a new attempt with
+ * a new key instead of the service replaying the decline for an hour. An unknown outcome → status
+ * error with state "unknown": Medusa stores it, the cart does not complete, and the next
+ * authorization (or the reconciler) repeats that attempt with the same key.
+ */
+export async function authorizePayment(
+  context: ProviderContext,
+  data: PurchaseAuthData,
+  contextKey: string | undefined,
+): Promise<{ status: PaymentSessionStatus; data: PurchaseAuthData }> {
+  const sessionId = data.session_id ?? contextKey;
+  if (data.order_id && (data.state === "authorized" || data.state === "captured")) {
+    return { status: sessionStatusOfState(data.state), data };
+  }
+  if (data.state === "pending_authorization")
+    return { status: PaymentSessionStatus.PENDING_AUTHORIZATION, data };
+  if (data.state === "canceled") {
+    throw new MedusaError(
+      MedusaError.Types.NOT_ALLOWED,
+      "This payment was canceled; start a new payment session.",
+    );
+  }
+  if (data.state === "failed") {
+    throw new MedusaError(
+      MedusaError.Types.PAYMENT_AUTHORIZATION_ERROR,
+      `The payment was declined (${describeReason(data.failure_reason ?? undefined)}); start a new payment session to try again.`,
+    );
+  }
+  if (!sessionId || !data.customer_token || !data.amount || !data.currency) {
+    throw new MedusaError(
+      MedusaError.Types.INVALID_DATA,
+      "This payment session was not initiated by the purchase-auth provider.",
+    );
+  }
+  const unknown = data.state === "unknown";
+  const outcome = await createAuthorization(
+    context,
+    authorizationRequest(context, data, sessionId),
+    sessionId,
+    data.authorize_attempt ?? 1,
+    unknown && data.authorize_first_sent_at ? new Date(data.authorize_first_sent_at) : undefined,
+  );
+  if (outcome.kind === "declined") {
+    // Medusa keeps no data of a provider that throws: the next attempt number is saved directly.
+    await context.records.mergeSessionData(sessionId, {
+      authorize_attempt: outcome.attempt + 1,
+      failure_reason: outcome.reason ?? null,
+    });
+    throw outcome.error;
+  }
+  if (outcome.kind === "uncertain") {
+    // Not a failure: the service may have authorized (even captured). Medusa stores the data of an
+    // "error" answer, so the next authorizePayment (or deletePayment, or the reconciler) repeats it.
+    return { status: PaymentSessionStatus.ERROR, data: unknownData(data, sessionId, outcome) };
+  }
+  const result = outcome.result;
+  const authorized: PurchaseAuthData = {
+    ...data,
+    session_id: sessionId,
+    authorization_id: result.authorizationId,
+    failure_reason: null,
+    authorize_attempt: null,
+    authorize_first_sent_at: null,
+  };
+  if (!result.synchronous) {
+    return {
+      status: PaymentSessionStatus.PENDING_AUTHORIZATION,
+      data: { ...authorized, state: "pending_authorization" },
+    };
+  }
+  const captured = data.capture_mode === "Auto";
+  return {
+    status: captured ? PaymentSessionStatus.CAPTURED : PaymentSessionStatus.AUTHORIZED,
+    data: {
+      ...authorized,
+      order_id: result.orderId ?? null,
+      state: captured ? "captured" : "authorized",
+      captured_amount: captured ? data.amount : "0.00",
+      refunded_amount: "0.00",
+    },
+  };
+}
+
+function unknownData(
+  data: PurchaseAuthData,
+  sessionId: string,
+  outcome: Extract<AuthorizationOutcome, { kind: "uncertain" }>,
+): PurchaseAuthData {
+  return {
+    ...data,
+    session_id: sessionId,
+    state: "unknown",
+    authorize_attempt: outcome.attempt,
+    authorize_first_sent_at:
+      outcome.firstSentAt?.toISOString() ?? data.authorize_first_sent_at ?? new Date().toISOString(),
+    failure_reason: null,
+    review_reason: outcome.windowPassed
+      ? "The authorization's outcome is still unknown and its idempotency key is too old to send again: check the service for an order with actionReference = this payment session id."
+      : null,
+  };
+}
+
+/**
+ * Deleting a session (Medusa does it when a cart changes, or the storefront re-initiates) must not
+ * leave money behind: a session whose outcome is unknown is first resolved with the SAME key, and
+ * any order found is released (cancelled, and what was captured refunded: Medusa never recorded
+ * it). An authorized session's uncaptured hold is cancelled. When that cannot be done now, this
+ * throws, so Medusa keeps the session instead of dropping it.
+ */
+export async function deletePayment(
+  context: ProviderContext,
+  input: PurchaseAuthData,
+): Promise<PurchaseAuthData> {
+  let data = input;
+  const wasUnknown = data.state === "unknown";
+  if (wasUnknown) {
+    const resolution = await resolveUnknownAuthorization(context, data);
+    if (resolution.kind === "still_unknown") {
+      throw new MedusaError(
+        MedusaError.Types.UNEXPECTED_STATE,
+        `Payment session ${data.session_id}: the service has not told whether authorization attempt ${data.authorize_attempt ?? 1} went through, so the session cannot be deleted yet. Try again later (the same idempotency key is reused, it cannot charge twice).`,
+      );
+    }
+    if (resolution.kind === "pending") {
+      throw new MedusaError(
+        MedusaError.Types.NOT_ALLOWED,
+        `Payment session ${data.session_id}: authorization ${resolution.data.authorization_id} is still pending at the service; the session cannot be deleted until it is settled.`,
+      );
+    }
+    return resolution.data;
+  }
+  if (data.order_id && data.state === "authorized") {
+    const order = await releaseAll(
+      context,
+      data.order_id,
+      data.session_id ?? data.order_id,
+      "its payment session was deleted",
+    );
+    data = { ...dataWithOrder(data, order), authorize_attempt: null };
+  }
+  return data;
+}
+
+export type UnknownResolution =
+  /** Nothing was charged (a definite decline): the session is failed. */
+  | { kind: "declined"; data: PurchaseAuthData }
+  /** The service authorized: its order was released (Medusa never completed the cart on it). */
+  | { kind: "released"; data: PurchaseAuthData }
+  /** Accepted (202): the webhook will tell. */
+  | { kind: "pending"; data: PurchaseAuthData }
+  /** Still unknown; `data.review_reason` is set once the key is too old to send again. */
+  | { kind: "still_unknown"; data: PurchaseAuthData };
+
+/**
+ * Repeats the unknown attempt with its key (core refuses when the key is past the service's
+ * idempotency window: then it is flagged for review). What it finds is settled so no money is held
+ * for a cart that never completed: an order is released in full.
+ */
+export async function resolveUnknownAuthorization(
+  context: ProviderContext,
+  data: PurchaseAuthData,
+  _now?: Date,
+): Promise<UnknownResolution> {
+  const sessionId = data.session_id;
+  if (data.state !== "unknown" || !sessionId || !data.customer_token || !data.amount || !data.currency) {
+    return { kind: "still_unknown", data };
+  }
+  const outcome = await createAuthorization(
+    context,
+    authorizationRequest(context, data, sessionId),
+    sessionId,
+    data.authorize_attempt ?? 1,
+    data.authorize_first_sent_at ? new Date(data.authorize_first_sent_at) : undefined,
+  );
+  if (outcome.kind === "uncertain")
+    return { kind: "still_unknown", data: unknownData(data, sessionId, outcome) };
+  if (outcome.kind === "declined") {
+    return {
+      kind: "declined",
+      data: {
+        ...data,
+        state: "failed",
+        failure_reason: outcome.reason ?? null,
+        authorize_attempt: outcome.attempt + 1,
+        authorize_first_sent_at: null,
+      },
+    };
+  }
+  const resolved: PurchaseAuthData = {
+    ...data,
+    authorization_id: outcome.result.authorizationId,
+    authorize_first_sent_at: null,
+    review_reason: null,
+  };
+  if (!outcome.result.orderId)
+    return { kind: "pending", data: { ...resolved, state: "pending_authorization" } };
+  const order = await releaseAll(
+    context,
+    outcome.result.orderId,
+    sessionId,
+    "its authorization's outcome was unknown and the cart did not complete on it",
+  );
+  return { kind: "released", data: { ...dataWithOrder(resolved, order), authorize_attempt: null } };
+}

@@ -1,0 +1,186 @@
+import { MedusaError } from "@medusajs/framework/utils";
+import { formatCents, type Order, OrderStateError, toCents } from "@purchase-auth/core";
+import { sumExact, toCentsRounded } from "./amounts";
+import { logFieldsOf } from "./errors";
+import { cancelKey, captureToKey, refundToKey, releaseKey } from "./idempotency-keys";
+import {
+  dataWithOrder,
+  fail,
+  type ProviderContext,
+  readOrder,
+  requireOrder,
+  stringOf,
+} from "./provider-context";
+import type { PurchaseAuthData } from "./session-data";
+
+/**
+ * Manual capture up to the captured total Medusa now records. Medusa does not pass the amount: the
+ * captures it recorded for the payment (this one included) are summed exactly and rounded once, so
+ * partial captures of a sub-cent total add up to the total, never a cent above it. Before sending,
+ * the service's order is read: only what is missing up to that total is captured, so a capture whose
+ * answer was lost is not applied twice. Already captured counts as done; a cancelled or expired
+ * order is an error, never "captured".
+ */
+export async function capture(
+  context: ProviderContext,
+  data: PurchaseAuthData,
+  captureId: string | undefined,
+): Promise<PurchaseAuthData> {
+  const orderId = requireOrder(data, "Capture");
+  const before = await readOrder(context, orderId);
+  const total = toCents(before.totalAmount);
+  let target = total;
+  if (captureId) {
+    const recorded = toCentsRounded(sumExact(await context.records.capturesOfPaymentOf(captureId)));
+    if (recorded < target) target = recorded;
+  }
+  const missing = target - toCents(before.capturedAmount);
+  if (missing <= 0n) {
+    context.logger?.info(
+      `purchase-auth: order ${orderId} already has ${before.capturedAmount} captured; capture ${captureId} counts as done`,
+    );
+    return dataWithOrder(data, before);
+  }
+  try {
+    await context.client.orders.capture(
+      orderId,
+      { amount: formatCents(missing), ...(captureId ? { actionReference: captureId } : {}) },
+      { idempotencyKey: captureToKey(context.options.idempotencyNamespace, orderId, formatCents(target)) },
+    );
+  } catch (error) {
+    if (!OrderStateError.isInstance(error)) throw fail(context, "Capture", error, { orderId });
+    const order = await readOrder(context, orderId);
+    if (toCents(order.capturedAmount) < target) {
+      context.logger?.error(
+        `purchase-auth: Capture failed ${JSON.stringify({ orderId, status: order.status, capturedAmount: order.capturedAmount, cancelledAmount: order.cancelledAmount, ...logFieldsOf(error) })}`,
+      );
+      throw new MedusaError(
+        MedusaError.Types.NOT_ALLOWED,
+        `Capture: the order at the service cannot be captured any more (status ${order.status}, captured ${order.capturedAmount}, released ${order.cancelledAmount} of ${order.totalAmount}); nothing was captured.`,
+      );
+    }
+  }
+  const after = await readOrder(context, orderId);
+  if (toCents(after.capturedAmount) < target) {
+    throw new MedusaError(
+      MedusaError.Types.UNEXPECTED_STATE,
+      `Capture: the service reports ${after.capturedAmount} captured on order ${orderId}, less than the ${formatCents(target)} expected; check the order at the service.`,
+    );
+  }
+  return dataWithOrder(data, after);
+}
+
+/**
+ * Refunds `amount` of what was captured. The key derives from the order and the refunded total this
+ * refund brings it to, and only what is missing up to that total is sent: a refund whose answer was
+ * lost is not refunded twice by Medusa's retry.
+ */
+export async function refund(
+  context: ProviderContext,
+  data: PurchaseAuthData,
+  amount: unknown,
+  refundId: string | undefined,
+): Promise<PurchaseAuthData> {
+  const orderId = requireOrder(data, "Refund");
+  const cents = toCentsRounded(amount);
+  if (cents <= 0n) throw new MedusaError(MedusaError.Types.INVALID_DATA, "A refund must be above 0.");
+  const before = await readOrder(context, orderId);
+  const target = toCents(data.refunded_amount ?? "0.00") + cents;
+  const missing = target - toCents(before.refundedAmount);
+  if (missing <= 0n) {
+    context.logger?.info(
+      `purchase-auth: order ${orderId} already has ${before.refundedAmount} refunded; refund ${refundId} counts as done`,
+    );
+    return dataWithOrder(data, before);
+  }
+  try {
+    await context.client.orders.refund(
+      orderId,
+      { amount: formatCents(missing), ...(refundId ? { actionReference: refundId } : {}) },
+      { idempotencyKey: refundToKey(context.options.idempotencyNamespace, orderId, formatCents(target)) },
+    );
+  } catch (error) {
+    throw fail(context, "Refund", error, { orderId });
+  }
+  return dataWithOrder(data, await readOrder(context, orderId));
+}
+
+/**
+ * Releases what is not captured (Medusa's cancelPayment, and the remainder of a partly captured
+ * payment when its order is canceled). An order with nothing left to release counts as done. With
+ * `allowCaptured` false (Medusa's cancelPayment), captured money is an error: cancelling cannot give
+ * it back, so it is never reported as canceled.
+ */
+export async function releaseUncaptured(
+  context: ProviderContext,
+  data: PurchaseAuthData,
+  keyBase: string | undefined,
+  allowCaptured: boolean,
+): Promise<PurchaseAuthData> {
+  const orderId = requireOrder(data, "Cancel");
+  try {
+    await context.client.orders.cancel(
+      orderId,
+      keyBase ? { actionReference: keyBase } : {},
+      keyBase ? { idempotencyKey: cancelKey(context.options.idempotencyNamespace, keyBase) } : {},
+    );
+  } catch (error) {
+    if (!OrderStateError.isInstance(error)) throw fail(context, "Cancel", error, { orderId });
+    const order = await readOrder(context, orderId);
+    const nothingLeft =
+      toCents(order.totalAmount) - toCents(order.capturedAmount) - toCents(order.cancelledAmount) <= 0n;
+    if (!nothingLeft || (!allowCaptured && toCents(order.capturedAmount) > 0n)) {
+      context.logger?.error(
+        `purchase-auth: Cancel failed ${JSON.stringify({ orderId, status: order.status, capturedAmount: order.capturedAmount, ...logFieldsOf(error) })}`,
+      );
+      throw new MedusaError(
+        MedusaError.Types.NOT_ALLOWED,
+        `Cancel: the order at the service has ${order.capturedAmount} captured (status ${order.status}); it cannot be canceled, refund it instead.`,
+      );
+    }
+    context.logger?.info(`purchase-auth: order ${orderId} had nothing left to cancel`);
+  }
+  return dataWithOrder(data, await readOrder(context, orderId));
+}
+
+/**
+ * Gives back everything of an order: cancels what is not captured and refunds what was captured and
+ * not yet refunded. Keys derive from `keyBase` (the session), so a repeat cannot refund twice. Used
+ * for money Medusa never recorded: a deleted session's order, a late success of a canceled order.
+ */
+export async function releaseAll(
+  context: ProviderContext,
+  orderId: string,
+  keyBase: string,
+  why: string,
+): Promise<Order> {
+  const namespace = context.options.idempotencyNamespace;
+  let order = await readOrder(context, orderId);
+  try {
+    if (order.status === "NotActivated" || order.status === "PartActivated") {
+      await context.client.orders.cancel(
+        orderId,
+        { actionReference: keyBase },
+        { idempotencyKey: releaseKey(namespace, "cancel", keyBase) },
+      );
+      order = await readOrder(context, orderId);
+    }
+    const toRefund = toCents(order.capturedAmount) - toCents(order.refundedAmount);
+    if (toRefund > 0n) {
+      await context.client.orders.refund(
+        orderId,
+        { amount: formatCents(toRefund), actionReference: keyBase },
+        { idempotencyKey: releaseKey(namespace, "refund", keyBase) },
+      );
+      order = await readOrder(context, orderId);
+    }
+  } catch (error) {
+    throw fail(context, `Releasing the order (${why})`, error, { orderId });
+  }
+  context.logger?.info(
+    `purchase-auth: order ${orderId} of payment session ${keyBase} released, ${why} (${order.status}, refunded ${order.refundedAmount})`,
+  );
+  return order;
+}
+
+export { stringOf };

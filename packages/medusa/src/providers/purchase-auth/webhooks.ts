@@ -1,0 +1,87 @@
+import type { ProviderWebhookPayload, WebhookActionResult } from "@medusajs/framework/types";
+import { PaymentActions } from "@medusajs/framework/utils";
+import { verifyWebhook, type WebhookEvent, WebhookVerificationError } from "@purchase-auth/core";
+import { releaseAll } from "./order-operations";
+import type { ProviderContext } from "./provider-context";
+import { dataWithOrder } from "./provider-context";
+import { rawBodyOf } from "./webhook-body";
+import { mapWebhookEvent } from "./webhook-mapping";
+
+type Payload = ProviderWebhookPayload["payload"];
+
+/** The verified event, or undefined (logged) when it does not verify or is not one we know. */
+export function verifiedEvent(context: ProviderContext, payload: Payload): WebhookEvent | undefined {
+  try {
+    return verifyWebhook(
+      rawBodyOf(payload.rawData),
+      headersOf(payload.headers),
+      context.options.webhookSecrets,
+      {
+        toleranceSeconds: context.options.webhookToleranceSeconds,
+      },
+    );
+  } catch (error) {
+    if (!WebhookVerificationError.isInstance(error)) throw error;
+    const level = error.failure === "unsupported_event" ? "info" : "warn";
+    context.logger?.[level](`purchase-auth: webhook ignored (${error.failure}): ${error.message}`);
+    return undefined;
+  }
+}
+
+/**
+ * Medusa's part of a webhook: authorization.succeeded → authorized (captured for Auto),
+ * authorization.failed → failed, with the order id or reason first written to the session's data
+ * (Medusa's payment workflow reads only that). A success for a session whose Medusa order was
+ * canceled meanwhile is voided at the service (cancelled, or refunded if the service captured) and
+ * recorded on the session, and Medusa is told nothing to do. The plugin's webhook subscriber
+ * handles the events Medusa ignores (order and token events, the failure's visible marks).
+ */
+export async function webhookActionAndData(
+  context: ProviderContext,
+  payload: Payload,
+): Promise<WebhookActionResult> {
+  const event = verifiedEvent(context, payload);
+  if (!event) return { action: PaymentActions.NOT_SUPPORTED };
+  const outcome = mapWebhookEvent(event);
+  if (outcome.log) context.logger?.[outcome.log.level](outcome.log.message);
+  if (!outcome.sessionId) return { action: outcome.action };
+  if (event.type === "authorization.succeeded") {
+    const current = await context.records.sessionData(outcome.sessionId);
+    if (current?.medusa_canceled_at || current?.state === "canceled") {
+      const order = await releaseAll(
+        context,
+        event.data.orderId,
+        outcome.sessionId,
+        "its Medusa order was canceled",
+      );
+      await context.records.mergeSessionData(outcome.sessionId, {
+        ...dataWithOrder(current, order),
+        state: "canceled",
+        failure_reason: null,
+      });
+      context.logger?.warn(
+        `purchase-auth: authorization ${event.data.authorizationId} succeeded after payment session ${outcome.sessionId}'s order was canceled in Medusa; the service's order ${order.orderId} was voided (${order.status})`,
+      );
+      return { action: PaymentActions.NOT_SUPPORTED };
+    }
+  }
+  if (outcome.update) {
+    const known = await context.records.mergeSessionData(outcome.sessionId, outcome.update);
+    if (!known) {
+      context.logger?.info(
+        `purchase-auth: webhook ${event.id} names payment session ${outcome.sessionId}, which does not exist (any more) or is not this provider's; ignored`,
+      );
+      return { action: PaymentActions.NOT_SUPPORTED };
+    }
+  }
+  return { action: outcome.action, data: { session_id: outcome.sessionId, amount: outcome.amount ?? "0" } };
+}
+
+function headersOf(headers: Record<string, unknown>): Record<string, string | string[] | undefined> {
+  const result: Record<string, string | string[] | undefined> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (typeof value === "string" || Array.isArray(value))
+      result[name.toLowerCase()] = value as string | string[];
+  }
+  return result;
+}
