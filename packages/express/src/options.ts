@@ -13,6 +13,7 @@ import {
 import type { Request } from "express";
 import { z } from "zod";
 import type { WebhookEventListener } from "./charges/charges.js";
+import type { AlertHandler } from "./reconcile/alerts.js";
 import { MemoryChargeStore } from "./stores/memory.js";
 import type { ChargeStore } from "./stores/types.js";
 
@@ -109,8 +110,35 @@ export interface PurchaseAuthOptions {
   liveUpdates?: LiveUpdateOptions;
   /** Called once a webhook event is stored and applied (at least once per event id). */
   onEvent?: WebhookEventListener;
-  /** Receives warnings and errors (never secrets). `console` fits. */
+  /** Receives warnings and errors (never secrets). Default: `console`. */
   logger?: Logger;
+  /**
+   * Called when money may be held or taken that the shop's records do not explain: a charge given
+   * up to review (`needs_review`), or an authorization the service reports for a charge that knows
+   * another. Alerts are also logged at error level. Page someone.
+   */
+  onAlert?: AlertHandler;
+  /**
+   * Called with every error the router answers with a 5xx and every error it passes on with
+   * `next(err)` (errors it does not know, e.g. a bug in a hook), with its request: for Sentry.
+   */
+  onError?: (error: unknown, req: Request) => void;
+  /**
+   * How often the background reconciler runs, in ms: it re-sends create calls whose outcome is
+   * unknown (same key, inside the idempotency window), applies webhook events a crash left parked,
+   * and gives up to review what can no longer be learnt. It also runs once at start-up. 0 turns it
+   * off (call `router.reconcile()` from your own job runner). Default 60,000.
+   */
+  reconcileIntervalMs?: number;
+  /**
+   * How long after its first send an attempt's key may still be sent, in ms. The service answers a
+   * key for one hour and forgets it after 24: past this, a resend could charge twice, so the
+   * charge is given up to review instead. Default 3,300,000 (55 minutes: the hour less a margin
+   * for clock skew); at most 3,600,000.
+   */
+  resendWindowMs?: number;
+  /** The clock the window is measured with, in epoch ms. Default `Date.now` (tests move it). */
+  now?: () => number;
 }
 
 /** Options after validation, defaults filled in. */
@@ -137,6 +165,11 @@ export interface ResolvedOptions {
   liveUpdates: Required<LiveUpdateOptions>;
   onEvent: WebhookEventListener | undefined;
   logger: Logger;
+  onAlert: AlertHandler | undefined;
+  onError: PurchaseAuthOptions["onError"];
+  reconcileIntervalMs: number;
+  resendWindowMs: number;
+  now: () => number;
 }
 
 const TIMINGS = ["now", "asap", "scheduled"] as const;
@@ -202,6 +235,16 @@ const optionsSchema = z.strictObject({
     .default({ pollIntervalMs: 2_000, heartbeatMs: 15_000, maxDurationMs: 300_000 }),
   onEvent: fn("(event, charge) => void called for each applied webhook event").optional(),
   logger: object("a logger ({ debug?, info?, warn?, error? }), e.g. console").optional(),
+  onAlert: fn("(alert) => void called when a payment needs an operator").optional(),
+  onError: fn("(error, req) => void called for every 5xx and every error passed to next(err)").optional(),
+  reconcileIntervalMs: z
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 3_600_000)
+    .default(60_000),
+  resendWindowMs: millis(1_000, 3_600_000).default(3_300_000),
+  now: fn("() => number that returns the time in epoch milliseconds").optional(),
 });
 
 /** Validates the router's options once, at construction: a wrong one throws naming it. */
@@ -240,7 +283,8 @@ export function resolveOptions(options: PurchaseAuthOptions): ResolvedOptions {
     );
   }
 
-  const logger = (value.logger as Logger | undefined) ?? {};
+  // Silence is the worst default for payments: 5xx and alerts go to the console unless told otherwise.
+  const logger = (value.logger as Logger | undefined) ?? console;
   const { client, ownsClient } = clientFrom(
     value.client,
     value.clientOptions as PurchaseAuthClientOptions,
@@ -269,6 +313,11 @@ export function resolveOptions(options: PurchaseAuthOptions): ResolvedOptions {
     liveUpdates: value.liveUpdates,
     onEvent: options.onEvent,
     logger,
+    onAlert: options.onAlert,
+    onError: options.onError,
+    reconcileIntervalMs: value.reconcileIntervalMs,
+    resendWindowMs: value.resendWindowMs,
+    now: options.now ?? Date.now,
   };
 }
 

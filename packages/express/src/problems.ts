@@ -3,6 +3,7 @@ import {
   ConfigurationError,
   DeclinedError,
   type ErrorReason,
+  errorReasonInfo,
   IdempotencyError,
   InvalidRequestError,
   type Logger,
@@ -13,9 +14,10 @@ import {
   ServiceUnavailableError,
   UnexpectedResponseError,
   ValidationError,
+  type ValidationIssue,
   WebhookVerificationError,
 } from "@purchase-auth/core";
-import type { ErrorRequestHandler } from "express";
+import type { ErrorRequestHandler, Request } from "express";
 
 // Every failure leaves this package as an RFC 9457 problem (application/problem+json) whose `detail`
 // a shop can show as it is: never a stack, a service-internal text or a secret.
@@ -57,6 +59,24 @@ export class HttpProblem extends Error {
     this.name = "HttpProblem";
     const { type = "about:blank", ...rest } = problem;
     this.problem = { type, ...rest };
+  }
+}
+
+/**
+ * The order `buildOrder` returned breaks a rule of the interface (a float price, a 60-character
+ * reference): a bug in the app. Answered as a generic 500 and logged with its issues.
+ */
+export class OrderBuildError extends Error {
+  readonly issues: ReadonlyArray<ValidationIssue>;
+  constructor(issues: ReadonlyArray<ValidationIssue>) {
+    super(
+      `buildOrder returned an invalid order: ${issues
+        .slice(0, 10)
+        .map((issue) => issue.message)
+        .join("; ")}`,
+    );
+    this.name = "OrderBuildError";
+    this.issues = issues;
   }
 }
 
@@ -118,14 +138,23 @@ export function shopperMessageFor(reason: string | undefined): string {
 const UNAVAILABLE = "Payments are temporarily unavailable. Please try again later.";
 
 /**
- * The problem answer for any error: core's errors, this package's, body-parser's, and anything else
- * (a 500 that says nothing about its cause).
+ * The problem answer for any error: core's errors, this package's, body-parser's, errors with an
+ * HTTP `status`/`statusCode` (the http-errors convention), and anything else (a 500 that says
+ * nothing about its cause).
  */
 export function problemFromError(error: unknown): Problem {
+  return knownProblem(error) ?? internalProblem();
+}
+
+/** The answer for the errors this package knows how to answer; undefined for anything else. */
+export function knownProblem(error: unknown): Problem | undefined {
   if (error instanceof HttpProblem) return error.problem;
+  if (error instanceof OrderBuildError) return internalProblem();
   if (PurchaseAuthError.isInstance(error)) return fromPurchaseAuthError(error, error.reason);
-  const bodyProblem = fromBodyParserError(error);
-  if (bodyProblem) return bodyProblem;
+  return fromBodyParserError(error) ?? fromHttpError(error);
+}
+
+function internalProblem(): Problem {
   return problem(
     "internal",
     500,
@@ -155,10 +184,12 @@ function fromPurchaseAuthError(error: unknown, reason: string | undefined): Prob
     }).problem;
   }
   if (DeclinedError.isInstance(error)) {
-    const title = error.retryable ? "Payment failed" : "Payment declined";
+    // Worth a new attempt (PAYMENT_FAILED, SERVICE_UNAVAILABLE), or another payment method.
+    const worthRetrying = reason !== undefined && errorReasonInfo(reason)?.worthRetrying === true;
+    const title = worthRetrying ? "Payment failed" : "Payment declined";
     return problem("payment-declined", 422, title, shopperMessageFor(reason), {
       ...(reason === undefined ? {} : { reason }),
-      retryable: error.retryable,
+      retryable: worthRetrying,
     }).problem;
   }
   if (NotFoundError.isInstance(error)) {
@@ -185,7 +216,8 @@ function fromPurchaseAuthError(error: unknown, reason: string | undefined): Prob
       { retryable: true },
     ).problem;
   }
-  if (ServiceUnavailableError.isInstance(error)) {
+  if (ServiceUnavailableError.isInstance(error) || wasNotSent(error)) {
+    // Nothing was charged (the service, or its token endpoint, was unavailable): try again later.
     return problem("service-unavailable", 503, "Service unavailable", SHOPPER_MESSAGES.SERVICE_UNAVAILABLE, {
       reason: "SERVICE_UNAVAILABLE",
       retryable: true,
@@ -212,6 +244,51 @@ function fromPurchaseAuthError(error: unknown, reason: string | undefined): Prob
   return problem(slug, status, "Payments unavailable", UNAVAILABLE, { retryable: false }).problem;
 }
 
+/**
+ * Core's `not_sent` outcome (token endpoint down, connection refused before any byte): nothing can
+ * have reached the service. Read from the error's `outcome` so older cores still map as before.
+ */
+function wasNotSent(error: unknown): boolean {
+  return (error as { outcome?: unknown }).outcome === "not_sent" && !ValidationError.isInstance(error);
+}
+
+/**
+ * An error that carries an HTTP status (http-errors' `createError(404)`, a hook's own error):
+ * answered with that status; its message is shown only when it says it may be (`expose`, true for
+ * http-errors' 4xx), never for a 5xx.
+ */
+function fromHttpError(error: unknown): Problem | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const { status, statusCode, expose, message } = error as {
+    status?: unknown;
+    statusCode?: unknown;
+    expose?: unknown;
+    message?: unknown;
+  };
+  const code = typeof status === "number" ? status : statusCode;
+  if (typeof code !== "number" || !Number.isInteger(code) || code < 400 || code > 599) return undefined;
+  if (code >= 500) return { ...internalProblem(), status: code };
+  const detail =
+    expose === true && typeof message === "string" && message !== ""
+      ? message
+      : "The request could not be handled.";
+  return { type: "about:blank", title: httpTitle(code), status: code, detail };
+}
+
+function httpTitle(status: number): string {
+  const titles: Record<number, string> = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    409: "Conflict",
+    415: "Unsupported media type",
+    422: "Unprocessable content",
+    429: "Too many requests",
+  };
+  return titles[status] ?? "Request refused";
+}
+
 /** body-parser (express.json / express.raw) errors carry `type` and `status`. */
 function fromBodyParserError(error: unknown): Problem | undefined {
   if (typeof error !== "object" || error === null) return undefined;
@@ -224,6 +301,7 @@ function fromBodyParserError(error: unknown): Problem | undefined {
       return problem("invalid-json", 400, "Invalid JSON", "The request body is not valid JSON.").problem;
     case "encoding.unsupported":
     case "charset.unsupported":
+    case "encoding.not.supported":
       return problem(
         "unsupported-media-type",
         415,
@@ -243,31 +321,64 @@ function summary(errors: ProblemFieldError[]): string {
 }
 
 export interface ProblemHandlerOptions {
-  /** Receives one line per 5xx, with the error's name and message (core's never hold secrets). */
+  /** Receives one line per 5xx, with the error's name and message (core's never hold secrets). Default: console. */
   logger?: Logger;
+  /**
+   * Called with every error answered with a 5xx and every error passed on, with its request: hand
+   * it to Sentry or your monitoring. A failing hook is logged, never thrown.
+   */
+  onError?: (error: unknown, req: Request) => void;
+  /**
+   * Errors this package does not know (a bug in a hook, say): answer them as a generic 500 (true,
+   * the default for an app-level handler) or pass them on with `next(err)` to the app's own error
+   * handler (false, what the router does).
+   */
+  answerUnknownErrors?: boolean;
 }
 
 /**
  * Express error middleware that answers every error as a problem (`application/problem+json`).
- * The router installs it for its own routes; mount it after yours to answer the same way.
+ * The router installs it for its own routes (passing errors it does not know to `next(err)`);
+ * mount it after yours to answer the same way.
  */
 export function purchaseAuthErrorHandler(options: ProblemHandlerOptions = {}): ErrorRequestHandler {
+  const logger = options.logger ?? console;
+  const answerUnknown = options.answerUnknownErrors ?? true;
+  const report = (error: unknown, req: Request) => {
+    try {
+      options.onError?.(error, req);
+    } catch (hookError) {
+      logger.error?.("purchase-auth: the onError hook failed", { error: String(hookError) });
+    }
+  };
   return (error, req, res, next) => {
-    if (res.headersSent) {
+    const known = knownProblem(error);
+    if (res.headersSent || (known === undefined && !answerUnknown)) {
+      logger.error?.(
+        "purchase-auth: unhandled error, passed to the app's error handler",
+        describe(error, req),
+      );
+      report(error, req);
       next(error);
       return;
     }
-    const body = problemFromError(error);
+    const body = known ?? internalProblem();
     if (body.status >= 500) {
-      options.logger?.error?.("purchase-auth: request failed", {
-        method: req.method,
-        path: req.originalUrl,
-        status: body.status,
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-        ...(PurchaseAuthError.isInstance(error) && error.requestId ? { requestId: error.requestId } : {}),
-      });
+      logger.error?.("purchase-auth: request failed", { ...describe(error, req), status: body.status });
+      report(error, req);
     }
     if (body.status === 503) res.setHeader("Retry-After", "5");
     res.status(body.status).type("application/problem+json").send(JSON.stringify(body));
+  };
+}
+
+/** What a log line says about a failed request: never a body, a token or a secret. */
+function describe(error: unknown, req: Request): Record<string, unknown> {
+  return {
+    method: req.method,
+    path: req.originalUrl.split("?")[0],
+    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    ...(error instanceof OrderBuildError ? { issues: error.issues } : {}),
+    ...(PurchaseAuthError.isInstance(error) && error.requestId ? { requestId: error.requestId } : {}),
   };
 }

@@ -1,10 +1,13 @@
 import type { PurchaseAuthClient } from "@purchase-auth/core";
 import express, { type RequestHandler, type Router } from "express";
+import { Authorizer } from "./charges/authorizer.js";
 import { Charges } from "./charges/charges.js";
 import { ChargeNotifier } from "./charges/notifier.js";
 import { rateLimitGuard, requireJsonContentType } from "./http/guards.js";
 import { type PurchaseAuthOptions, resolveOptions } from "./options.js";
-import { purchaseAuthErrorHandler } from "./problems.js";
+import { problem, purchaseAuthErrorHandler } from "./problems.js";
+import { alerter } from "./reconcile/alerts.js";
+import { type ReconcileReport, Reconciler } from "./reconcile/reconciler.js";
 import "./request-context.js";
 import { chargeRoute } from "./routes/charge.js";
 import type { RouteContext } from "./routes/context.js";
@@ -20,7 +23,12 @@ export interface PurchaseAuthRouter extends Router {
   readonly client: PurchaseAuthClient;
   /** The router's charge store. */
   readonly store: ChargeStore;
-  /** Ends open live-update streams and closes the client if the router constructed it. */
+  /**
+   * One reconciliation pass now (the background reconciler runs them every `reconcileIntervalMs`):
+   * for apps that run their jobs themselves, with `reconcileIntervalMs: 0`.
+   */
+  reconcile(): Promise<ReconcileReport>;
+  /** Stops the reconciler, ends open live-update streams and closes the client if the router constructed it. */
   close(): Promise<void>;
 }
 
@@ -37,12 +45,11 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
   const resolved = resolveOptions(options);
   const { client, store, logger } = resolved;
   const notifier = new ChargeNotifier();
-  const ctx: RouteContext = {
-    options: resolved,
-    charges: new Charges({ store, notifier, logger, onEvent: resolved.onEvent }),
-    notifier,
-    streams: new Set(),
-  };
+  const alert = alerter(logger, resolved.onAlert);
+  const charges = new Charges({ store, notifier, logger, onEvent: resolved.onEvent, alert });
+  const authorizer = new Authorizer({ options: resolved, charges, alert });
+  const ctx: RouteContext = { options: resolved, charges, authorizer, notifier, streams: new Set() };
+  const reconciler = new Reconciler(resolved, charges, authorizer);
 
   const context: RequestHandler = (req, _res, next) => {
     req.purchaseAuth = { client, store };
@@ -65,13 +72,28 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
   router.post("/charges/:authorizationId/capture", ...writes, merchantRoute(ctx, "capture"));
   router.post("/charges/:authorizationId/cancel", ...writes, merchantRoute(ctx, "cancel"));
   router.post("/charges/:authorizationId/refund", ...writes, merchantRoute(ctx, "refund"));
-  router.use(purchaseAuthErrorHandler({ logger }));
+  // Unknown paths under the router's own mount path are ours to answer; mounted at "/", every
+  // other path is the app's.
+  router.use((req, _res, next) => {
+    if (req.baseUrl === "") next();
+    else next(problem("not-found", 404, "Not found", "There is nothing at this address."));
+  });
+  router.use(
+    purchaseAuthErrorHandler({
+      logger,
+      answerUnknownErrors: false,
+      ...(resolved.onError === undefined ? {} : { onError: resolved.onError }),
+    }),
+  );
+  reconciler.start();
 
   let closing: Promise<void> | undefined;
   return Object.assign(router, {
     client,
     store,
+    reconcile: () => reconciler.reconcile(),
     close(): Promise<void> {
+      reconciler.stop();
       for (const closeStream of [...ctx.streams]) closeStream();
       // Once: closing the client's dispatcher twice throws.
       closing ??= resolved.ownsClient ? client.close() : Promise.resolve();

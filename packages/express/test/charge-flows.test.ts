@@ -55,7 +55,12 @@ describe("synchronous charges (timing now)", () => {
       amount: "138.80",
       reference: data.referenceOf(cartId),
       schedule: "synchronous",
-      idempotencyKey: idempotencyKeyFor(data.referenceOf(cartId), "authorize", 1),
+      idempotencyKey: idempotencyKeyFor(
+        data.referenceOf(cartId),
+        customer.customerToken.toLowerCase(),
+        "authorize",
+        1,
+      ),
     });
 
     // The webhooks that follow (succeeded, captured) are accepted and change nothing.

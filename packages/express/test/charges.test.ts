@@ -132,6 +132,9 @@ describe("Charges: earlier attempts", () => {
       notifier: new ChargeNotifier(),
       logger: { error: (...args: unknown[]) => errors.push(args) },
       onEvent: undefined,
+      alert: async (alert) => {
+        errors.push([alert]);
+      },
     });
     return { store, charges, errors };
   }
@@ -211,6 +214,7 @@ describe("Charges", () => {
       store,
       notifier: new ChargeNotifier(),
       logger: {},
+      alert: async () => {},
       onEvent: (event) => {
         applied.push(event.type);
       },
@@ -246,6 +250,7 @@ describe("Charges", () => {
       store,
       notifier: new ChargeNotifier(),
       logger: {},
+      alert: async () => {},
       onEvent: () => {
         if (failOnce) {
           failOnce = false;
@@ -305,7 +310,13 @@ describe("Charges", () => {
 
   it("concurrent news from many writers all land (compare-and-set retries)", async () => {
     const store = new MemoryChargeStore();
-    const charges = new Charges({ store, notifier: new ChargeNotifier(), logger: {}, onEvent: undefined });
+    const charges = new Charges({
+      store,
+      notifier: new ChargeNotifier(),
+      logger: {},
+      onEvent: undefined,
+      alert: async () => {},
+    });
     const charge = pendingCharge({
       status: "authorized",
       authorizationId: randomUUID(),

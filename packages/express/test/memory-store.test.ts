@@ -7,7 +7,7 @@ import { newCharge } from "./support/store-contract.js";
 // What only the memory store does: it is bounded (maxCharges), forgets settled charges before open
 // ones, oldest first, and hands out its own frozen records instead of copies.
 
-const OPEN: ChargeStatus[] = ["pending", "authorized", "partially_captured"];
+const OPEN: ChargeStatus[] = ["pending", "needs_review", "authorized", "partially_captured"];
 const SETTLED: ChargeStatus[] = [
   "captured",
   "partially_refunded",
@@ -54,7 +54,7 @@ function recordingLogger() {
 }
 
 describe("which charge statuses are settled (may be forgotten first)", () => {
-  it("settled: no capture can follow any more; open: pending, authorized, partially captured", () => {
+  it("settled: no capture can follow any more; open: pending, needs review, authorized, partially captured", () => {
     expect(CHARGE_STATUSES.filter(isSettled).sort()).toEqual([...SETTLED].sort());
     expect(CHARGE_STATUSES.filter((status) => !isSettled(status)).sort()).toEqual([...OPEN].sort());
   });

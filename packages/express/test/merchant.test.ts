@@ -96,7 +96,9 @@ describe("merchant routes", () => {
     const keys = sandbox
       .authorizations({ merchantId: data.merchant.merchantId })
       .map((authorization) => authorization.idempotencyKey);
-    expect(keys).toEqual([idempotencyKeyFor(reference, "authorize", 1)]);
+    expect(keys).toEqual([
+      idempotencyKeyFor(reference, customer.customerToken.toLowerCase(), "authorize", 1),
+    ]);
 
     // The shopper sees the same state; webhooks that follow change nothing.
     await sandbox.settle();

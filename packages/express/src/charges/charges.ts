@@ -1,5 +1,6 @@
 import type { Logger, WebhookEvent } from "@purchase-auth/core";
-import type { ChargeRecord, ChargeStore } from "../stores/types.js";
+import type { PaymentAlert } from "../reconcile/alerts.js";
+import type { ChargeRecord, ChargeStore, StoredWebhookEvent } from "../stores/types.js";
 import type { ChargeNotifier } from "./notifier.js";
 import {
   advance,
@@ -22,6 +23,8 @@ export interface ChargesDeps {
   notifier: ChargeNotifier;
   logger: Logger;
   onEvent: WebhookEventListener | undefined;
+  /** Raises an alert (logged at error level, then the app's onAlert hook). */
+  alert: (alert: PaymentAlert) => Promise<void>;
 }
 
 /** What became of a webhook event. */
@@ -47,8 +50,33 @@ export class Charges {
    * waiting for it) are applied too: a webhook can outrun the answer to the create call.
    */
   async apply(reference: string, ...news: ChargeNews[]): Promise<ChargeRecord | undefined> {
-    const { charge, learntAuthorizationId } = await this.#applyNews(reference, news);
-    return learntAuthorizationId && charge ? this.#applyWaitingEvents(charge) : charge;
+    // Events parked for an authorization id this news may teach the charge are folded into the
+    // same stored change: a crash can never leave the id recorded and its events unapplied.
+    const id = news.map(authorizationIdOfNews).find((value) => value !== undefined);
+    const parked = id === undefined ? [] : await this.#deps.store.unappliedEvents(id);
+    const parkedNews = parked.flatMap((stored) => newsOf(stored.event) ?? []);
+    const { charge, learntAuthorizationId } = await this.#applyNews(reference, [...news, ...parkedNews]);
+    if (!learntAuthorizationId || !charge) return charge;
+    await this.#markParkedApplied(parked, charge);
+    // Events that arrived between the read above and the change: applied one by one. (A parked
+    // event whose listener just failed waits for the next trigger.)
+    return this.#applyWaitingEvents(charge, new Set(parked.map((stored) => stored.id)));
+  }
+
+  /** The parked events folded into a change: their listeners run, and they are marked applied. */
+  async #markParkedApplied(parked: StoredWebhookEvent[], charge: ChargeRecord): Promise<void> {
+    for (const stored of parked) {
+      try {
+        await this.#deps.onEvent?.(stored.event, charge);
+        await this.#deps.store.markEventApplied(stored.id);
+      } catch (error) {
+        // Already applied to the charge; the event stays unapplied and is applied again (harmless).
+        this.#deps.logger.error?.("purchase-auth: a parked webhook event's listener failed", {
+          eventId: stored.id,
+          error: String(error),
+        });
+      }
+    }
   }
 
   /** Starts the next attempt of a failed charge, for `order`; returns the charge as it is afterwards. */
@@ -91,9 +119,10 @@ export class Charges {
     return this.#applyWaitingEvents(charge);
   }
 
-  async #applyWaitingEvents(charge: ChargeRecord): Promise<ChargeRecord> {
+  async #applyWaitingEvents(charge: ChargeRecord, skip?: ReadonlySet<string>): Promise<ChargeRecord> {
     let latest = charge;
     for (const stored of await this.#deps.store.unappliedEvents(charge.authorizationId!)) {
+      if (skip?.has(stored.id)) continue;
       try {
         latest = (await this.#applyEvent(charge.reference, stored.event)) ?? latest;
       } catch (error) {
@@ -120,12 +149,15 @@ export class Charges {
     return learntAuthorizationId && charge ? this.#applyWaitingEvents(charge) : charge;
   }
 
-  #applyNews(reference: string, news: ChargeNews[]) {
-    return this.#update(reference, (current) => {
+  async #applyNews(reference: string, news: ChargeNews[]) {
+    let alerts: PaymentAlert[] = [];
+    const result = await this.#update(reference, (current) => {
       const now = new Date();
+      alerts = [];
       let next = current;
       for (const item of news) {
-        this.#alertIfLostAuthorization(next, item);
+        const alert = lostAuthorizationAlert(next, item);
+        if (alert) alerts.push(alert);
         next = advance(next, item, now) ?? next;
       }
       if (next === current) return undefined;
@@ -133,31 +165,8 @@ export class Charges {
       next.version = current.version + 1;
       return next;
     });
-  }
-
-  /**
-   * News that an authorization succeeded, for a charge marked failed or about an earlier attempt:
-   * money may be held that nobody will capture or release. Never applied (a failed charge stays
-   * failed, and an earlier attempt's news never reaches a later one), but an operator must look.
-   */
-  #alertIfLostAuthorization(charge: ChargeRecord, news: ChargeNews): void {
-    const succeeded =
-      news.kind === "authorized" ||
-      (news.kind === "order" && !["cancelled", "expired"].includes(chargeStatusOfOrder(news.orderStatus)));
-    if (!succeeded) return;
-    const otherAttempt = isAboutAnotherAttempt(charge, news);
-    if (charge.status !== "failed" && !otherAttempt) return;
-    this.#deps.logger.error?.(
-      "purchase-auth: an authorization succeeded for a charge marked failed or for an earlier attempt; check its order at the service and cancel it if it is not wanted",
-      {
-        reference: charge.reference,
-        attempt: charge.attempt,
-        status: charge.status,
-        authorizationId: news.authorizationId,
-        orderId: news.orderId,
-        ...("attempt" in news && news.attempt !== undefined ? { newsAttempt: news.attempt } : {}),
-      },
-    );
+    for (const alert of alerts) await this.#deps.alert(alert);
+    return result;
   }
 
   /**
@@ -185,7 +194,17 @@ export class Charges {
       return byReference;
     }
     if (event.type !== "authorization.succeeded") return undefined;
-    return byReference.authorizationId === undefined ? byReference : undefined;
+    if (byReference.authorizationId === undefined) return byReference;
+    // The reference's charge knows another authorization: this one may hold money nobody expects.
+    await this.#deps.alert({
+      kind: "unexpected_authorization",
+      reference: byReference.reference,
+      authorizationId: event.data.authorizationId,
+      orderId: event.data.orderId,
+      message:
+        "the service reports a successful authorization for this order reference that its charge does not know; check the order at the service and cancel it if it is not wanted",
+    });
+    return undefined;
   }
 
   async #update(
@@ -207,6 +226,30 @@ export class Charges {
     }
     throw new Error(`Charge ${reference} kept changing during ${MAX_ROUNDS} compare-and-set rounds`);
   }
+}
+
+/**
+ * News that an authorization succeeded, for a charge marked failed or about an earlier attempt:
+ * money may be held that nobody will capture or release. Never applied (a failed charge stays
+ * failed, and an earlier attempt's news never reaches a later one), but an operator must look.
+ */
+function lostAuthorizationAlert(charge: ChargeRecord, news: ChargeNews): PaymentAlert | undefined {
+  const succeeded =
+    news.kind === "authorized" ||
+    (news.kind === "order" && !["cancelled", "expired"].includes(chargeStatusOfOrder(news.orderStatus)));
+  if (!succeeded) return undefined;
+  if (charge.status !== "failed" && !isAboutAnotherAttempt(charge, news)) return undefined;
+  return {
+    kind: "unexpected_authorization",
+    reference: charge.reference,
+    authorizationId: news.authorizationId,
+    orderId: news.orderId,
+    message: `an authorization succeeded for a charge marked ${charge.status} or for an earlier attempt (now attempt ${charge.attempt}); check its order at the service and cancel it if it is not wanted`,
+  };
+}
+
+function authorizationIdOfNews(news: ChargeNews): string | undefined {
+  return "authorizationId" in news ? news.authorizationId?.toLowerCase() : undefined;
 }
 
 function authorizationIdOf(event: WebhookEvent): string | undefined {

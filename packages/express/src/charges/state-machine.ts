@@ -1,5 +1,5 @@
 import type { OrderStatus } from "@purchase-auth/core";
-import type { ChargeRecord, ChargeStatus, MerchantOperation } from "../stores/types.js";
+import type { ChargeRecord, ChargeStatus, MerchantOperation, OperationRecord } from "../stores/types.js";
 
 // The forward-only life of a charge. Webhooks arrive twice and out of order (supplement C), answers
 // and webhooks race each other, and two app instances write at once; so every change is expressed as
@@ -9,6 +9,7 @@ import type { ChargeRecord, ChargeStatus, MerchantOperation } from "../stores/ty
 /** Where each status may go next. A status absent from a list is behind it, or on another branch. */
 const FORWARD: Readonly<Record<ChargeStatus, ReadonlyArray<ChargeStatus>>> = {
   pending: [
+    "needs_review",
     "authorized",
     "partially_captured",
     "captured",
@@ -27,6 +28,17 @@ const FORWARD: Readonly<Record<ChargeStatus, ReadonlyArray<ChargeStatus>>> = {
   cancelled: [],
   expired: [],
   failed: [],
+  // The service's truth still counts when it arrives late (a webhook): review ends there.
+  needs_review: [
+    "authorized",
+    "partially_captured",
+    "captured",
+    "partially_refunded",
+    "refunded",
+    "cancelled",
+    "expired",
+    "failed",
+  ],
 };
 
 export const CHARGE_STATUSES = Object.keys(FORWARD) as ChargeStatus[];
@@ -104,8 +116,19 @@ export type ChargeNews =
   | { kind: "failed"; authorizationId?: string; reason: string; attempt?: number }
   /** An order event or a fresh read of the order. */
   | { kind: "order"; authorizationId: string; orderId: string; orderStatus: OrderStatus }
-  /** A merchant write completed (or was found already done): advance its counted sequence. */
-  | { kind: "operation"; operation: MerchantOperation; sequence: number };
+  /**
+   * A merchant write recorded before sending (state "sent"), or how it ended: the counted sequence
+   * moves up to it, and with a fingerprint its entry in the operation log is written.
+   */
+  | {
+      kind: "operation";
+      operation: MerchantOperation;
+      sequence: number | string;
+      fingerprint?: string;
+      state?: OperationRecord["state"];
+    }
+  /** The create call's outcome stayed unknown past the idempotency window. */
+  | { kind: "needs_review"; reason: string };
 
 /**
  * A copy of a charge, its `operations` too. Field by field, because V8 is slow to spread a frozen
@@ -135,6 +158,9 @@ export function copyCharge(charge: ChargeRecord): ChargeRecord {
   if (charge.orderFingerprint !== undefined) copy.orderFingerprint = charge.orderFingerprint;
   if (charge.orderId !== undefined) copy.orderId = charge.orderId;
   if (charge.reason !== undefined) copy.reason = charge.reason;
+  // Never changed in place once stored: shared, not copied.
+  if (charge.pendingAuthorization !== undefined) copy.pendingAuthorization = charge.pendingAuthorization;
+  if (charge.operationLog !== undefined) copy.operationLog = { ...charge.operationLog };
   return copy;
 }
 
@@ -167,7 +193,7 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
       if (next.status === "pending") next.reason = news.reason;
       break;
     case "failed":
-      if (next.status === "pending") {
+      if (next.status === "pending" || next.status === "needs_review") {
         next.status = "failed";
         next.reason = news.reason;
       }
@@ -177,11 +203,17 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
       moveTo(chargeStatusOfOrder(news.orderStatus));
       break;
     case "operation":
-      next.operations[news.operation] = Math.max(next.operations[news.operation], news.sequence);
+      recordOperation(next, news);
+      break;
+    case "needs_review":
+      if (next.status === "pending") {
+        next.status = "needs_review";
+        next.reason = news.reason;
+      }
       break;
   }
   // A retry reason means nothing once the authorization succeeded.
-  if (next.status !== "pending" && next.status !== "failed") delete next.reason;
+  if (!["pending", "failed", "needs_review"].includes(next.status)) delete next.reason;
 
   if (sameCharge(charge, next)) return undefined;
   next.version = charge.version + 1;
@@ -207,7 +239,10 @@ export function isEarlierAuthorization(charge: ChargeRecord, authorizationId: st
 
 /** What a new attempt charges: the order as built now (the cart may have changed since). */
 export type NextAttemptOrder = Pick<ChargeRecord, "amount" | "currency" | "captureMode"> &
-  Partial<Pick<ChargeRecord, "orderFingerprint">>;
+  Partial<Pick<ChargeRecord, "orderFingerprint">> & {
+    /** The next attempt's create call, recorded before it is sent (its key names the attempt). */
+    pendingAuthorization?: (attempt: number) => ChargeRecord["pendingAuthorization"];
+  };
 
 /**
  * A new attempt at a failed charge (the shopper tries again, perhaps with another payment method):
@@ -219,15 +254,26 @@ export function startNextAttempt(
   now: Date,
 ): ChargeRecord | undefined {
   if (charge.status !== "failed") return undefined;
-  const { authorizationId, orderId: _order, reason: _reason, ...rest } = charge;
+  const {
+    authorizationId,
+    orderId: _order,
+    reason: _reason,
+    operationLog: _log,
+    pendingAuthorization: _pending,
+    ...rest
+  } = charge;
+  const { pendingAuthorization, ...built } = order;
+  const attempt = charge.attempt + 1;
+  const pending = pendingAuthorization?.(attempt);
   // The earlier attempts' ids stay on the record: their late news must never reach this attempt.
   const previousAuthorizationIds = [...(charge.previousAuthorizationIds ?? [])];
   if (authorizationId !== undefined) previousAuthorizationIds.push(authorizationId.toLowerCase());
   return {
     ...rest,
-    ...order,
+    ...built,
     ...(previousAuthorizationIds.length === 0 ? {} : { previousAuthorizationIds }),
-    attempt: charge.attempt + 1,
+    ...(pending === undefined ? {} : { pendingAuthorization: pending }),
+    attempt,
     status: "pending",
     operations: { capture: 0, cancel: 0, refund: 0 },
     version: charge.version + 1,
@@ -235,8 +281,42 @@ export function startNextAttempt(
   };
 }
 
+/** Moves the counted sequence up to a numbered write, and writes the log entry of a fingerprinted one. */
+function recordOperation(next: ChargeRecord, news: Extract<ChargeNews, { kind: "operation" }>): void {
+  if (typeof news.sequence === "number") {
+    next.operations[news.operation] = Math.max(next.operations[news.operation], news.sequence);
+  }
+  if (news.fingerprint === undefined) return;
+  const id = operationId(news.operation, news.sequence);
+  const known = next.operationLog?.[id];
+  // An entry only moves forward (sent → done or refused), and never changes what it moves.
+  if (known !== undefined && (known.fingerprint !== news.fingerprint || known.state !== "sent")) return;
+  next.operationLog = {
+    ...next.operationLog,
+    [id]: {
+      operation: news.operation,
+      sequence: news.sequence,
+      fingerprint: news.fingerprint,
+      state: news.state ?? "sent",
+    },
+  };
+}
+
+/** The operation log's key of one merchant write. */
+export function operationId(operation: MerchantOperation, sequence: number | string): string {
+  return `${operation}:${sequence}`;
+}
+
+function sameOperationLog(a: ChargeRecord["operationLog"], b: ChargeRecord["operationLog"]): boolean {
+  if (a === b) return true;
+  const aKeys = Object.keys(a ?? {});
+  if (aKeys.length !== Object.keys(b ?? {}).length) return false;
+  return aKeys.every((key) => a?.[key]?.state === b?.[key]?.state);
+}
+
 function sameCharge(a: ChargeRecord, b: ChargeRecord): boolean {
   return (
+    sameOperationLog(a.operationLog, b.operationLog) &&
     a.status === b.status &&
     a.authorizationId === b.authorizationId &&
     a.orderId === b.orderId &&

@@ -5,26 +5,18 @@ import {
   type AuthorizationRequestInput,
   captureModeSchema,
   checkAuthorizationRequest,
-  DeclinedError,
   formatCents,
-  IdempotencyError,
-  InvalidRequestError,
-  idempotencyKeyIn,
-  NotFoundError,
   orderTotalCents,
-  ValidationError,
 } from "@purchase-auth/core";
 import type { Request, RequestHandler } from "express";
 import { z } from "zod";
-import type { ChargeNews } from "../charges/state-machine.js";
 import { chargeView } from "../charges/view.js";
 import { asyncHandler } from "../http/async-handler.js";
 import { readJsonBody } from "../http/body.js";
 import { requireCustomer } from "../http/guards.js";
-import { withTimeout } from "../http/timeout.js";
 import type { BuiltOrder, ChargeInput, ResolvedCustomer, ResolvedOptions } from "../options.js";
-import { problem } from "../problems.js";
-import type { ChargeRecord } from "../stores/types.js";
+import { OrderBuildError, problem } from "../problems.js";
+import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
 import type { RouteContext } from "./context.js";
 
 // POST /charges: the browser names its cart and, where the app allows, a capture mode and timing.
@@ -44,10 +36,8 @@ const CHARGE_FIELDS = Object.keys(chargeBodySchema.shape);
 type ChargeBody = z.output<typeof chargeBodySchema>;
 
 export function chargeRoute(ctx: RouteContext): RequestHandler {
-  const { options, charges } = ctx;
-  const { store, client } = options;
-  /** Create calls in flight in this process, per reference and attempt: a double click shares one. */
-  const inFlight = new Map<string, Promise<ChargeRecord>>();
+  const { options, charges, authorizer } = ctx;
+  const { store } = options;
 
   return asyncHandler(async (req, res) => {
     const input = chargeInput(readJsonBody(req, chargeBodySchema, CHARGE_FIELDS), options);
@@ -62,7 +52,9 @@ export function chargeRoute(ctx: RouteContext): RequestHandler {
       orderFingerprint: orderFingerprint(request, amount),
     };
 
-    const { charge: stored, created } = await store.create(newCharge(reference, customer, order));
+    // Write-ahead: the attempt's exact request and key are stored before anything is sent.
+    const pending = authorizer.pendingFor(request, reference, 1);
+    const { charge: stored, created } = await store.create(newCharge(reference, customer, order, pending));
     if (stored.customerId !== customer.customerId) {
       // A reference identifies one customer's order; the app built the same one for someone else.
       throw problem("conflict", 409, "Order conflict", "This order cannot be paid from your account.");
@@ -71,14 +63,19 @@ export function chargeRoute(ctx: RouteContext): RequestHandler {
     if (charge.status === "failed") {
       // The previous attempt definitely failed: a new attempt, with the next key, for the order as
       // built now. (If another request started it first, it must be for the same order.)
-      charge = (await charges.startNextAttempt(reference, order)) ?? charge;
+      const next = {
+        ...order,
+        pendingAuthorization: (attempt: number) => authorizer.pendingFor(request, reference, attempt),
+      };
+      charge = (await charges.startNextAttempt(reference, next)) ?? charge;
       if (charge.status !== "failed") assertSameOrder(charge, order);
     } else {
       // Paid, or an attempt whose answer is not known yet: only the same order may be answered with
       // it or resent with its key (a resend with another body could charge what nobody checked).
       assertSameOrder(charge, order);
-      if (!created && charge.authorizationId !== undefined) {
-        // A double click or a repeated request: the charge that exists, not a new one.
+      if (!created && (charge.authorizationId !== undefined || charge.status === "needs_review")) {
+        // A double click or a repeated request: the charge that exists, not a new one. A charge
+        // under review is never sent again: its key may be forgotten by the service.
         res.status(200).json(chargeView(charge));
         return;
       }
@@ -86,55 +83,9 @@ export function chargeRoute(ctx: RouteContext): RequestHandler {
     // A new charge, or one whose create call has no known answer yet (a crash, a timeout, or a
     // concurrent click): sent with the attempt's key, so the service performs it at most once.
     const startsAttempt = created || charge.attempt > stored.attempt;
-    const updated = await sendOnce(charge, request);
+    const updated = await authorizer.send(charge, request);
     res.status(startsAttempt ? 201 : 200).json(chargeView(updated));
   });
-
-  /** One create call per attempt in this process; other instances meet at the idempotency key. */
-  function sendOnce(charge: ChargeRecord, request: AuthorizationRequest): Promise<ChargeRecord> {
-    const key = `${charge.reference}\u0000${charge.attempt}`;
-    let call = inFlight.get(key);
-    if (!call) {
-      call = send(charge, request).finally(() => inFlight.delete(key));
-      inFlight.set(key, call);
-    }
-    return call;
-  }
-
-  async function send(charge: ChargeRecord, request: AuthorizationRequest): Promise<ChargeRecord> {
-    const idempotencyKey = idempotencyKeyIn(
-      options.idempotencyNamespace,
-      charge.reference,
-      "authorize",
-      charge.attempt,
-    );
-    try {
-      const result = await withTimeout(options.timeoutMs, (signal) =>
-        client.authorizations.create(request, { idempotencyKey, signal }),
-      );
-      const news: ChargeNews =
-        result.synchronous && result.orderId !== undefined
-          ? {
-              kind: "authorized",
-              authorizationId: result.authorizationId,
-              orderId: result.orderId,
-              // Specification 4.1 rule 4: with Auto, the order is captured right after authorization.
-              // The attempt's first request decided the mode: a resent key replays its answer.
-              captured: charge.captureMode === "Auto",
-              attempt: charge.attempt,
-            }
-          : { kind: "accepted", authorizationId: result.authorizationId, attempt: charge.attempt };
-      return (await charges.apply(charge.reference, news)) ?? charge;
-    } catch (error) {
-      const reason = definiteFailureReason(error);
-      // A definite answer ends this attempt; an unknown outcome leaves it pending for the same key.
-      // Tagged with its attempt: a late answer for an earlier attempt never fails a later one.
-      if (reason !== undefined) {
-        await charges.apply(charge.reference, { kind: "failed", reason, attempt: charge.attempt });
-      }
-      throw error;
-    }
-  }
 }
 
 type ChargedOrder = Pick<ChargeRecord, "amount" | "currency" | "captureMode"> & { orderFingerprint: string };
@@ -243,7 +194,8 @@ async function authorizationRequest(
     ...(schedule === undefined ? {} : { attemptSchedule: schedule }),
   };
   const checked = checkAuthorizationRequest(candidate);
-  if (!checked.success) throw new ValidationError(checked.issues);
+  // What buildOrder built is the app's code, not the shopper's input: a bug to log, not a 400.
+  if (!checked.success) throw new OrderBuildError(checked.issues);
   return checked.request;
 }
 
@@ -258,7 +210,12 @@ function attemptSchedule(input: ChargeInput, options: ResolvedOptions): AttemptS
   }
 }
 
-function newCharge(reference: string, customer: ResolvedCustomer, order: ChargedOrder): ChargeRecord {
+function newCharge(
+  reference: string,
+  customer: ResolvedCustomer,
+  order: ChargedOrder,
+  pendingAuthorization: PendingAuthorization,
+): ChargeRecord {
   const now = new Date().toISOString();
   return {
     reference,
@@ -269,21 +226,10 @@ function newCharge(reference: string, customer: ResolvedCustomer, order: Charged
     currency: order.currency,
     captureMode: order.captureMode,
     orderFingerprint: order.orderFingerprint,
+    pendingAuthorization,
     operations: { capture: 0, cancel: 0, refund: 0 },
     version: 1,
     createdAt: now,
     updatedAt: now,
   };
-}
-
-/**
- * The reason to store when the service gave a definite answer that nothing was charged; undefined
- * when nobody knows (timeouts, 503, unexpected answers): those keep the charge pending.
- */
-function definiteFailureReason(error: unknown): string | undefined {
-  if (DeclinedError.isInstance(error)) return error.reason ?? "PAYMENT_DENIED";
-  if (NotFoundError.isInstance(error)) return "CUSTOMER_TOKEN_NOT_FOUND";
-  if (InvalidRequestError.isInstance(error)) return "INVALID_REQUEST";
-  if (IdempotencyError.isInstance(error) && error.reason === "IDEMPOTENCY_KEY_PARSING") return error.reason;
-  return undefined;
 }

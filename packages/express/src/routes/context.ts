@@ -1,3 +1,4 @@
+import type { Authorizer } from "../charges/authorizer.js";
 import type { Charges } from "../charges/charges.js";
 import type { ChargeNotifier } from "../charges/notifier.js";
 import type { ResolvedOptions } from "../options.js";
@@ -6,6 +7,8 @@ import type { ResolvedOptions } from "../options.js";
 export interface RouteContext {
   options: ResolvedOptions;
   charges: Charges;
+  /** Sends a charge's create call by its write-ahead record: the charge route's and the reconciler's. */
+  authorizer: Authorizer;
   notifier: ChargeNotifier;
   /** Closers of the open live-update streams, so `router.close()` can end them. */
   streams: Set<() => void>;

@@ -118,6 +118,16 @@ export class MemoryChargeStore implements ChargeStore {
     return [...ids].map((id) => structuredClone(this.#events.get(id)!.stored));
   }
 
+  async listPending(limit: number): Promise<ChargeRecord[]> {
+    const pending: ChargeRecord[] = [];
+    for (const reference of this.#open) {
+      if (pending.length >= limit) break;
+      const charge = this.#charges.get(reference);
+      if (charge?.status === "pending") pending.push(charge);
+    }
+    return pending;
+  }
+
   /**
    * Forgets the oldest applied events beyond `maxEvents`. An unapplied event is news not yet
    * applied to its charge: forgotten only when every event held is unapplied, with a warning.
@@ -200,6 +210,7 @@ function frozenCopy(charge: ChargeRecord): ChargeRecord {
   const copy = copyCharge(charge);
   Object.freeze(copy.operations);
   if (copy.previousAuthorizationIds !== undefined) Object.freeze(copy.previousAuthorizationIds);
+  if (copy.operationLog !== undefined) Object.freeze(copy.operationLog);
   return Object.freeze(copy);
 }
 

@@ -26,6 +26,13 @@ CREATE TABLE IF NOT EXISTS purchase_auth_charges (
 -- Added after the first release: idempotent for tables created by an earlier version.
 ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS previous_authorization_ids jsonb;
 ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS order_fingerprint text;
+-- Write-ahead records: the create call of the current attempt, and the merchant writes.
+ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS pending_authorization jsonb;
+ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS operation_log jsonb;
+
+CREATE INDEX IF NOT EXISTS purchase_auth_charges_pending
+  ON purchase_auth_charges (updated_at)
+  WHERE status = 'pending';
 
 CREATE TABLE IF NOT EXISTS purchase_auth_webhook_events (
   event_id         text PRIMARY KEY,

@@ -28,7 +28,7 @@ const UNIQUE_VIOLATION = "23505";
 const DEFAULT_UNAPPLIED_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 const CHARGE_COLUMNS =
-  "reference, customer_id, attempt, authorization_id, order_id, status, reason, amount, currency, capture_mode, operations, version, previous_authorization_ids, order_fingerprint, created_at, updated_at";
+  "reference, customer_id, attempt, authorization_id, order_id, status, reason, amount, currency, capture_mode, operations, version, previous_authorization_ids, order_fingerprint, pending_authorization, operation_log, created_at, updated_at";
 
 /**
  * A store in PostgreSQL, for several app instances behind a load balancer: every write is one
@@ -55,7 +55,7 @@ export class PostgresChargeStore implements ChargeStore {
   async create(charge: ChargeRecord): Promise<{ charge: ChargeRecord; created: boolean }> {
     const inserted = await this.#query(
       `INSERT INTO purchase_auth_charges (${CHARGE_COLUMNS})
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
        ON CONFLICT (reference) DO NOTHING
        RETURNING *`,
       [...chargeValues(charge), charge.createdAt, charge.updatedAt],
@@ -87,9 +87,10 @@ export class PostgresChargeStore implements ChargeStore {
       `UPDATE purchase_auth_charges
           SET customer_id = $2, attempt = $3, authorization_id = $4, order_id = $5, status = $6,
               reason = $7, amount = $8, currency = $9, capture_mode = $10, operations = $11,
-              version = $12, previous_authorization_ids = $13, order_fingerprint = $14, updated_at = $15
-        WHERE reference = $1 AND version = $16
-          AND (attempt < $3 OR (attempt = $3 AND status = ANY($17::text[])))
+              version = $12, previous_authorization_ids = $13, order_fingerprint = $14,
+              pending_authorization = $15, operation_log = $16, updated_at = $17
+        WHERE reference = $1 AND version = $18
+          AND (attempt < $3 OR (attempt = $3 AND status = ANY($19::text[])))
         RETURNING *`,
       [...chargeValues(next), next.updatedAt, expectedVersion, statusesAllowedBefore(next.status)],
     );
@@ -99,6 +100,14 @@ export class PostgresChargeStore implements ChargeStore {
       throw new Error(`Charge ${next.reference}: refused to move backwards from ${current.status}`);
     }
     return undefined;
+  }
+
+  async listPending(limit: number): Promise<ChargeRecord[]> {
+    const rows = await this.#query(
+      "SELECT * FROM purchase_auth_charges WHERE status = 'pending' ORDER BY updated_at LIMIT $1",
+      [limit],
+    );
+    return rows.map(toCharge);
   }
 
   async recordEvent(event: StoredWebhookEvent): Promise<{ alreadyApplied: boolean }> {
@@ -170,7 +179,7 @@ export class PostgresChargeStore implements ChargeStore {
   }
 }
 
-/** Parameters $1 to $14, in CHARGE_COLUMNS order. */
+/** Parameters $1 to $16, in CHARGE_COLUMNS order. */
 function chargeValues(charge: ChargeRecord): unknown[] {
   return [
     charge.reference,
@@ -187,6 +196,8 @@ function chargeValues(charge: ChargeRecord): unknown[] {
     charge.version,
     charge.previousAuthorizationIds === undefined ? null : JSON.stringify(charge.previousAuthorizationIds),
     charge.orderFingerprint ?? null,
+    charge.pendingAuthorization === undefined ? null : JSON.stringify(charge.pendingAuthorization),
+    charge.operationLog === undefined ? null : JSON.stringify(charge.operationLog),
   ];
 }
 
@@ -211,6 +222,10 @@ function toCharge(row: Record<string, unknown>): ChargeRecord {
     charge.previousAuthorizationIds = (row.previous_authorization_ids as unknown[]).map(String);
   }
   if (row.order_fingerprint != null) charge.orderFingerprint = String(row.order_fingerprint);
+  if (row.pending_authorization != null) {
+    charge.pendingAuthorization = row.pending_authorization as ChargeRecord["pendingAuthorization"];
+  }
+  if (row.operation_log != null) charge.operationLog = row.operation_log as ChargeRecord["operationLog"];
   return charge;
 }
 

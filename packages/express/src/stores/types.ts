@@ -1,4 +1,4 @@
-import type { CaptureMode, WebhookEvent } from "@purchase-auth/core";
+import type { AuthorizationRequest, CaptureMode, WebhookEvent } from "@purchase-auth/core";
 
 // The contract every charge store keeps. The router only ever talks to a store through this
 // interface, and the same contract test suite runs against each implementation.
@@ -16,10 +16,41 @@ export type ChargeStatus =
   | "refunded"
   | "cancelled"
   | "expired"
-  | "failed";
+  | "failed"
+  /**
+   * Nobody can tell any more whether the attempt charged: its create call's outcome stayed unknown
+   * past the service's idempotency window, so its key may never be sent again. An operator must
+   * look at the service (by the order reference); a webhook that arrives later still moves it on.
+   */
+  | "needs_review";
 
 /** The writes a merchant can make to a charge's order. */
 export type MerchantOperation = "capture" | "cancel" | "refund";
+
+/**
+ * The create call of the current attempt, recorded before it is first sent (write-ahead): the
+ * reconciler re-sends exactly this with exactly this key while the service's idempotency window
+ * lasts, also from another process after a crash.
+ */
+export interface PendingAuthorization {
+  /** The attempt's idempotency key (bound to the reference, the customer token and the attempt). */
+  idempotencyKey: string;
+  /** The checked request, as sent. */
+  request: AuthorizationRequest;
+  /** When the key was first sent (ISO 8601); after the idempotency window it is never sent again. */
+  firstSentAt: string;
+}
+
+/** One merchant write as recorded before it is sent: its name, what it moves, and how it ended. */
+export interface OperationRecord {
+  operation: MerchantOperation;
+  /** The caller's sequence (a number or its own id). */
+  sequence: number | string;
+  /** A hash of what the write moves (amount or "all"): the same sequence with another body is a conflict. */
+  fingerprint: string;
+  /** sent: recorded, answer unknown; done: the service's order shows it; refused: the service said no. */
+  state: "sent" | "done" | "refused";
+}
 
 /** One charge: the authorization of one order reference (the latest attempt at it). */
 export interface ChargeRecord {
@@ -50,8 +81,15 @@ export interface ChargeRecord {
    * a repeated POST whose rebuilt order differs is refused. Absent on charges stored before it existed.
    */
   orderFingerprint?: string;
-  /** Merchant writes completed so far, per operation: the next counted sequence is this + 1. */
+  /**
+   * Merchant writes per operation: the highest sequence number recorded (reserved before sending),
+   * so the next counted sequence is this + 1 even when a crash lost the answer.
+   */
   operations: Record<MerchantOperation, number>;
+  /** The current attempt's create call, recorded before it was first sent. */
+  pendingAuthorization?: PendingAuthorization;
+  /** Merchant writes of this attempt, by `${operation}:${sequence}`, recorded before they are sent. */
+  operationLog?: Record<string, OperationRecord>;
   /** Grows by one with every stored change; compare-and-set compares it. */
   version: number;
   createdAt: string;
@@ -101,4 +139,11 @@ export interface ChargeStore {
    * charge learnt its authorization id (a webhook can outrun the answer to the create call).
    */
   unappliedEvents(authorizationId: string): Promise<StoredWebhookEvent[]>;
+
+  /**
+   * Charges whose outcome is still open (status `pending`), least recently written first, for the
+   * reconciler. Optional for stores written before it existed: without it, nothing is reconciled
+   * in the background (the router warns once).
+   */
+  listPending?(limit: number): Promise<ChargeRecord[]>;
 }

@@ -16,6 +16,7 @@ import {
   type PurchaseAuthOptions,
   type PurchaseAuthRouter,
   purchaseAuth,
+  purchaseAuthErrorHandler,
 } from "../../src/index.js";
 
 // A real shop for the tests: an Express app with sessions, carts and a server-side price list,
@@ -93,6 +94,10 @@ export interface ShopApp {
   router: PurchaseAuthRouter;
   /** Webhook events handed to onEvent, in order. */
   appliedEvents: Array<{ id: string; type: string }>;
+  /** Errors the router passed on to the app's own error handler (next(err)). */
+  appErrors: unknown[];
+  /** Lines the router logged at error level (unless the test gave its own logger). */
+  errorLogs: unknown[][];
   close(): Promise<void>;
 }
 
@@ -106,7 +111,11 @@ export type AppOptions = Partial<Omit<PurchaseAuthOptions, "clientOptions">> & {
 export async function startShopApp(data: ShopData, options: AppOptions = {}): Promise<ShopApp> {
   const { clientOptions, receiveWebhooks = true, ...rest } = options;
   const appliedEvents: ShopApp["appliedEvents"] = [];
+  const appErrors: unknown[] = [];
+  const errorLogs: unknown[][] = [];
   const router = purchaseAuth({
+    // Quiet tests, but every error line is kept for assertions.
+    logger: { error: (...args: unknown[]) => errorLogs.push(args) },
     clientOptions: {
       baseUrl: data.sandbox.url,
       clientId: data.merchant.clientId,
@@ -139,6 +148,13 @@ export async function startShopApp(data: ShopData, options: AppOptions = {}): Pr
   });
   const app = express();
   app.use("/payments", router);
+  // What the README tells an app to do: its own error handler after the router; here it records
+  // what reached it, then answers as a problem.
+  const answer = purchaseAuthErrorHandler({ logger: {} });
+  app.use(((error, req, res, next) => {
+    appErrors.push(error);
+    answer(error, req, res, next);
+  }) as express.ErrorRequestHandler);
   const server = await listen(app);
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   if (receiveWebhooks) {
@@ -152,6 +168,8 @@ export async function startShopApp(data: ShopData, options: AppOptions = {}): Pr
     url,
     router,
     appliedEvents,
+    appErrors,
+    errorLogs,
     async close() {
       await router.close();
       await new Promise<void>((resolve) => {

@@ -114,6 +114,21 @@ export function chargeStoreContract(name: string, setup: StoreContractSetup): vo
         previousAuthorizationIds: [randomUUID(), randomUUID()],
         orderFingerprint: "f".repeat(64),
         operations: { capture: 2, cancel: 0, refund: 1 },
+        pendingAuthorization: {
+          idempotencyKey: randomUUID(),
+          request: {
+            customerToken: randomUUID(),
+            order: {
+              currency: "EUR",
+              reference: "r-1",
+              items: [{ id: "a", description: "A", unitPrice: "0.10", quantity: "1", vat: "24" }],
+            },
+          },
+          firstSentAt: NOW.toISOString(),
+        },
+        operationLog: {
+          "refund:1": { operation: "refund", sequence: 1, fingerprint: "a".repeat(64), state: "done" },
+        },
       };
       await store.create(charge);
       expect(await store.findByReference(charge.reference)).toStrictEqual(charge);

@@ -1,0 +1,169 @@
+import {
+  type AuthorizationRequest,
+  DeclinedError,
+  IdempotencyError,
+  InvalidRequestError,
+  idempotencyKeyIn,
+  NotFoundError,
+} from "@purchase-auth/core";
+import { withTimeout } from "../http/timeout.js";
+import type { ResolvedOptions } from "../options.js";
+import type { PaymentAlert } from "../reconcile/alerts.js";
+import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
+import type { Charges } from "./charges.js";
+import type { ChargeNews } from "./state-machine.js";
+
+// Sends the create call of a charge's current attempt, for the charge route and the reconciler
+// alike: exactly the request recorded before the first send, with exactly its key, and never once
+// the service's idempotency window has passed (it forgets keys; a resend could charge twice).
+
+export interface AuthorizerDeps {
+  options: ResolvedOptions;
+  charges: Charges;
+  alert: (alert: PaymentAlert) => Promise<void>;
+}
+
+/** Why a charge's attempt was given up to review, in its `reason`. */
+export const REVIEW_REASON = "OUTCOME_UNKNOWN_PAST_IDEMPOTENCY_WINDOW";
+
+export class Authorizer {
+  readonly #deps: AuthorizerDeps;
+  /** Create calls in flight in this process, per reference and attempt: a double click shares one. */
+  readonly #inFlight = new Map<string, Promise<ChargeRecord>>();
+
+  constructor(deps: AuthorizerDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * The write-ahead record of an attempt: its key binds the order reference to the customer token
+   * and the attempt, so a reference another customer reuses (a cart id after a restart) can never
+   * replay someone else's authorization.
+   */
+  pendingFor(request: AuthorizationRequest, reference: string, attempt: number): PendingAuthorization {
+    const idempotencyKey = idempotencyKeyIn(
+      this.#deps.options.idempotencyNamespace,
+      reference,
+      request.customerToken.toLowerCase(),
+      "authorize",
+      attempt,
+    );
+    return { idempotencyKey, request, firstSentAt: new Date(this.#deps.options.now()).toISOString() };
+  }
+
+  /** True while the attempt's key may still be sent: inside the window the service keeps it. */
+  canResend(pending: PendingAuthorization): boolean {
+    const age = this.#deps.options.now() - Date.parse(pending.firstSentAt);
+    return age < this.#deps.options.resendWindowMs;
+  }
+
+  /**
+   * Sends the charge's current attempt once per process (other instances meet at the key) and
+   * returns the charge as stored afterwards. A key past its window is not sent: the charge moves to
+   * `needs_review` and an alert is raised. Throws the client's error when the outcome is not
+   * definite (the charge stays pending for the same key) or when it was refused (recorded first).
+   */
+  send(charge: ChargeRecord, request?: AuthorizationRequest): Promise<ChargeRecord> {
+    const slot = `${charge.reference}\u0000${charge.attempt}`;
+    let call = this.#inFlight.get(slot);
+    if (!call) {
+      call = this.#send(charge, request).finally(() => this.#inFlight.delete(slot));
+      this.#inFlight.set(slot, call);
+    }
+    return call;
+  }
+
+  async #send(charge: ChargeRecord, rebuilt: AuthorizationRequest | undefined): Promise<ChargeRecord> {
+    const { options, charges } = this.#deps;
+    const pending = charge.pendingAuthorization ?? legacyPending(charge, rebuilt, options);
+    if (pending === undefined || !this.canResend(pending)) return this.markNeedsReview(charge);
+    try {
+      const result = await withTimeout(options.timeoutMs, (signal) =>
+        options.client.authorizations.create(pending.request, {
+          idempotencyKey: pending.idempotencyKey,
+          signal,
+        }),
+      );
+      const news: ChargeNews =
+        result.synchronous && result.orderId !== undefined
+          ? {
+              kind: "authorized",
+              authorizationId: result.authorizationId,
+              orderId: result.orderId,
+              // Specification 4.1 rule 4: with Auto, the order is captured right after authorization.
+              // The attempt's first request decided the mode: a resent key replays its answer.
+              captured: charge.captureMode === "Auto",
+              attempt: charge.attempt,
+            }
+          : { kind: "accepted", authorizationId: result.authorizationId, attempt: charge.attempt };
+      return (await charges.apply(charge.reference, news)) ?? charge;
+    } catch (error) {
+      // The service (or core, by its own clock) says the key is past its window: unknowable now.
+      if (isPastIdempotencyWindow(error)) {
+        await this.markNeedsReview(charge);
+        throw error;
+      }
+      const reason = definiteFailureReason(error);
+      // A definite answer ends this attempt; an unknown outcome leaves it pending for the same key.
+      // Tagged with its attempt: a late answer for an earlier attempt never fails a later one.
+      if (reason !== undefined) {
+        await charges.apply(charge.reference, { kind: "failed", reason, attempt: charge.attempt });
+      }
+      throw error;
+    }
+  }
+
+  /** Gives an attempt whose outcome cannot be learnt any more up to review, and says so. */
+  async markNeedsReview(charge: ChargeRecord): Promise<ChargeRecord> {
+    const updated = await this.#deps.charges.apply(charge.reference, {
+      kind: "needs_review",
+      reason: REVIEW_REASON,
+    });
+    if (charge.status === "pending" && updated?.status === "needs_review") {
+      await this.#deps.alert({
+        kind: "needs_review",
+        reference: charge.reference,
+        message:
+          "the outcome of this charge's create call stayed unknown past the service's idempotency window, so its key is never sent again; look the order reference up at the service, then capture, cancel or refund by hand",
+      });
+    }
+    return updated ?? charge;
+  }
+}
+
+/**
+ * A charge stored before write-ahead records existed: its key was derived from the reference and
+ * the attempt alone, and its creation is the earliest it can have been sent. Undefined when the
+ * request is not known (the reconciler cannot rebuild it).
+ */
+function legacyPending(
+  charge: ChargeRecord,
+  request: AuthorizationRequest | undefined,
+  options: ResolvedOptions,
+): PendingAuthorization | undefined {
+  if (request === undefined) return undefined;
+  const idempotencyKey = idempotencyKeyIn(
+    options.idempotencyNamespace,
+    charge.reference,
+    "authorize",
+    charge.attempt,
+  );
+  return { idempotencyKey, request, firstSentAt: charge.createdAt };
+}
+
+function isPastIdempotencyWindow(error: unknown): boolean {
+  if (IdempotencyError.isInstance(error) && error.reason === "IDEMPOTENCY_RESPONSE_EXPIRED") return true;
+  return (error as { name?: unknown } | null)?.name === "IdempotencyWindowPassedError";
+}
+
+/**
+ * The reason to store when the service gave a definite answer that nothing was charged; undefined
+ * when nobody knows (timeouts, 5xx, unexpected answers): those keep the charge pending.
+ */
+function definiteFailureReason(error: unknown): string | undefined {
+  if (DeclinedError.isInstance(error)) return error.reason ?? "PAYMENT_DENIED";
+  if (NotFoundError.isInstance(error)) return "CUSTOMER_TOKEN_NOT_FOUND";
+  if (InvalidRequestError.isInstance(error)) return "INVALID_REQUEST";
+  if (IdempotencyError.isInstance(error) && error.reason === "IDEMPOTENCY_KEY_PARSING") return error.reason;
+  return undefined;
+}

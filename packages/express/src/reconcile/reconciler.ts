@@ -1,0 +1,117 @@
+import { OutcomeUnknownError, PurchaseAuthError } from "@purchase-auth/core";
+import type { Authorizer } from "../charges/authorizer.js";
+import type { Charges } from "../charges/charges.js";
+import type { ResolvedOptions } from "../options.js";
+
+// The level-triggered loop that moves every open charge towards the service's truth when no request
+// and no webhook does (a crash, a lost answer, a lost webhook): like a controller's reconcile loop,
+// it looks at what is pending, not at what happened.
+
+/** What one `reconcile()` pass did. */
+export interface ReconcileReport {
+  /** Pending charges looked at. */
+  examined: number;
+  /** Create calls re-sent with their key whose outcome is now known. */
+  resolved: number;
+  /** Re-sent, and still without a definite answer (tried again next pass). */
+  stillUnknown: number;
+  /** Given up to review: past the idempotency window, never sent again. */
+  needsReview: number;
+  /** Charges whose parked webhook events were applied. */
+  eventsApplied: number;
+}
+
+/** Pending charges looked at per pass, least recently written first. */
+const BATCH = 200;
+
+export class Reconciler {
+  readonly #options: ResolvedOptions;
+  readonly #charges: Charges;
+  readonly #authorizer: Authorizer;
+  #timer: NodeJS.Timeout | undefined;
+  #running: Promise<ReconcileReport> | undefined;
+  #warnedNoList = false;
+
+  constructor(options: ResolvedOptions, charges: Charges, authorizer: Authorizer) {
+    this.#options = options;
+    this.#charges = charges;
+    this.#authorizer = authorizer;
+  }
+
+  /** Runs a pass now and then every `reconcileIntervalMs` (unless 0); the timer never keeps the process alive. */
+  start(): void {
+    const interval = this.#options.reconcileIntervalMs;
+    if (interval === 0 || this.#timer !== undefined) return;
+    const tick = () => {
+      this.reconcile().catch((error) => {
+        this.#options.logger.error?.("purchase-auth: a reconcile pass failed", { error: String(error) });
+      });
+    };
+    this.#timer = setInterval(tick, interval);
+    this.#timer.unref();
+    setImmediate(tick).unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** One pass over the pending charges; concurrent calls share the pass in progress. */
+  reconcile(): Promise<ReconcileReport> {
+    this.#running ??= this.#pass().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  async #pass(): Promise<ReconcileReport> {
+    const report: ReconcileReport = {
+      examined: 0,
+      resolved: 0,
+      stillUnknown: 0,
+      needsReview: 0,
+      eventsApplied: 0,
+    };
+    const { store, logger } = this.#options;
+    if (store.listPending === undefined) {
+      if (!this.#warnedNoList) {
+        this.#warnedNoList = true;
+        logger.warn?.(
+          "purchase-auth: the charge store has no listPending(); nothing is reconciled in the background",
+        );
+      }
+      return report;
+    }
+    for (const charge of await store.listPending(BATCH)) {
+      report.examined++;
+      if (charge.authorizationId !== undefined) {
+        // Accepted (202): the outcome comes by webhook; apply what a crash may have left parked.
+        const after = await this.#charges.retryWaitingEvents(charge);
+        if (after.version !== charge.version) report.eventsApplied++;
+        continue;
+      }
+      const pending = charge.pendingAuthorization;
+      if (pending === undefined || !this.#authorizer.canResend(pending)) {
+        const after = await this.#authorizer.markNeedsReview(charge);
+        if (after.status === "needs_review") report.needsReview++;
+        continue;
+      }
+      try {
+        await this.#authorizer.send(charge);
+        report.resolved++;
+      } catch (error) {
+        if (OutcomeUnknownError.isInstance(error) || !PurchaseAuthError.isInstance(error)) {
+          report.stillUnknown++;
+        } else {
+          // A definite refusal: recorded on the charge by the authorizer.
+          report.resolved++;
+        }
+      }
+    }
+    if (report.needsReview + report.resolved + report.stillUnknown + report.eventsApplied > 0) {
+      logger.info?.("purchase-auth: reconcile pass", { ...report });
+    }
+    return report;
+  }
+}
