@@ -9,15 +9,17 @@ import {
   type OrderStatus,
   positiveAmountSchema,
 } from "@purchase-auth/core";
+import { createHash } from "node:crypto";
 import type { RequestHandler } from "express";
 import { z } from "zod";
+import { operationId } from "../charges/state-machine.js";
 import { chargeView } from "../charges/view.js";
 import { asyncHandler } from "../http/async-handler.js";
 import { readJsonBody } from "../http/body.js";
 import { chargeNotFound, requireMerchant } from "../http/guards.js";
 import { withTimeout } from "../http/timeout.js";
 import { problem } from "../problems.js";
-import type { MerchantOperation } from "../stores/types.js";
+import type { MerchantOperation, OperationRecord } from "../stores/types.js";
 import type { RouteContext } from "./context.js";
 
 // POST /charges/:authorizationId/capture | cancel | refund, for merchants only (authorizeMerchant,
@@ -94,7 +96,20 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       );
     }
 
+    // Write-ahead: the operation is recorded, and its sequence number reserved, before it is sent.
+    // A crash after the send can then never hand the same number to another body.
     const sequence = body.sequence ?? charge.operations[operation] + 1;
+    const fingerprint = operationFingerprint(operation, body.amount);
+    const recorded = await charges.apply(charge.reference, operationNews(sequence, fingerprint, "sent"));
+    const entry = (recorded ?? charge).operationLog?.[operationId(operation, sequence)];
+    if (entry !== undefined && entry.fingerprint !== fingerprint) {
+      throw problem(
+        "sequence-reused",
+        409,
+        "Sequence already used",
+        `${operation} sequence ${sequence} was already used for another amount; send a new sequence for a new ${operation}.`,
+      );
+    }
     const idempotencyKey = idempotencyKeyIn(
       options.idempotencyNamespace,
       charge.reference,
@@ -121,16 +136,18 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         return { order: await readOrder(orderId, signal), outcome: "done" as const };
       } catch (error) {
         if (!OrderStateError.isInstance(error) || error.reason !== "INVALID_ORDER_STATE") {
-          // A definite refusal is stored by the service under this key: a counted write moves its
-          // counter on, or the same key would replay the refusal to every later request.
-          if (isDefiniteRefusal(error)) await charges.apply(charge.reference, ...countedNews(sequence));
+          // A definite refusal is stored by the service under this key: recorded, so the next
+          // operation takes the next number and is not blocked by it.
+          if (isDefiniteRefusal(error)) {
+            await charges.apply(charge.reference, operationNews(sequence, fingerprint, "refused"));
+          }
           throw error;
         }
         const order = await readOrder(orderId, signal);
         if (!ALREADY_DONE[operation].includes(order.status)) {
           await charges.apply(
             charge.reference,
-            ...countedNews(sequence),
+            operationNews(sequence, fingerprint, "refused"),
             orderNews(charge.authorizationId!, order),
           );
           throw error;
@@ -138,9 +155,20 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         return { order, outcome: "already_done" as const };
       }
     });
+    if (!orderShows(operation, body.amount, order)) {
+      // The key answered, but the order does not show the write (the answer of another body under
+      // this key): never "done" when the money did not move.
+      await charges.apply(charge.reference, orderNews(charge.authorizationId!, order));
+      throw problem(
+        "operation-not-applied",
+        409,
+        "Not applied",
+        `The service's order does not show this ${operation}; send it again with a new sequence.`,
+      );
+    }
     const updated = await charges.apply(
       charge.reference,
-      ...countedNews(sequence),
+      operationNews(sequence, fingerprint, "done"),
       orderNews(charge.authorizationId!, order),
     );
     res.status(200).json({
@@ -156,9 +184,8 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
     });
   });
 
-  /** The counter moves for numbered sequences only; a caller's own ids are not counted. */
-  function countedNews(sequence: number | string) {
-    return typeof sequence === "number" ? [{ kind: "operation", operation, sequence } as const] : [];
+  function operationNews(sequence: number | string, fingerprint: string, state: OperationRecord["state"]) {
+    return { kind: "operation", operation, sequence, fingerprint, state } as const;
   }
 
   async function readOrder(orderId: string, signal: AbortSignal): Promise<Order> {
@@ -174,6 +201,22 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       );
     }
   }
+}
+
+/** What one write moves: the same sequence with another fingerprint is another write. */
+function operationFingerprint(operation: MerchantOperation, amount: string | undefined): string {
+  return createHash("sha256").update(`${operation}|${amount ?? "all"}`).digest("hex");
+}
+
+/**
+ * Whether the service's order shows the write: everything captured after "capture the rest",
+ * nothing left reserved after a cancel. A partial capture or a refund answered 202 under its own
+ * key moved its amount (a key never carries another body: the sequence is reserved first).
+ */
+function orderShows(operation: MerchantOperation, amount: string | undefined, order: Order): boolean {
+  if (operation === "capture" && amount === undefined) return ALREADY_DONE.capture.includes(order.status);
+  if (operation === "cancel") return ALREADY_DONE.cancel.includes(order.status);
+  return true;
 }
 
 /** The service answered, and refused: nothing moved, and the key now holds that refusal. */
