@@ -1,6 +1,7 @@
 import { createWorkflow, transform, WorkflowResponse } from "@medusajs/framework/workflows-sdk";
 import { acquireLockStep, releaseLockStep } from "@medusajs/medusa/core-flows";
 import { customerAccountHolder } from "./customer-account-holder";
+import { ensureTokenUnclaimedStep } from "./steps/ensure-token-unclaimed";
 import { resolvePurchaseAuthProviderStep } from "./steps/resolve-provider";
 import { storeCustomerTokenStep } from "./steps/store-customer-token";
 
@@ -27,8 +28,18 @@ export const attachCustomerTokenWorkflow = createWorkflow(
         ...(input.provider_id ? { provider_id: input.provider_id } : {}),
       })),
     );
-    const lockKey = transform({ input }, ({ input }) => `purchase-auth-customer-tokens:${input.customer_id}`);
-    acquireLockStep({ key: lockKey, timeout: 10, ttl: 30 });
+    // One lock for the customer's list, one for the token (it may be attached to one customer only).
+    const lockKeys = transform({ input }, ({ input }) => [
+      `purchase-auth-customer-tokens:${input.customer_id}`,
+      `purchase-auth-customer-token:${input.customer_token.toLowerCase()}`,
+    ]);
+    acquireLockStep({ key: lockKeys, timeout: 10, ttl: 30 });
+    ensureTokenUnclaimedStep(
+      transform({ input }, ({ input }) => ({
+        customer_id: input.customer_id,
+        customer_token: input.customer_token,
+      })),
+    );
     const { customer, accountHolder } = customerAccountHolder(
       transform({ input, providerId }, ({ input, providerId }) => ({
         customer_id: input.customer_id,
@@ -43,7 +54,7 @@ export const attachCustomerTokenWorkflow = createWorkflow(
         customer_token: data.input.customer_token,
       })),
     );
-    releaseLockStep({ key: lockKey });
+    releaseLockStep({ key: lockKeys });
     return new WorkflowResponse(stored);
   },
 );

@@ -1,12 +1,26 @@
 export { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-ids";
 export {
+  type LiveCustomerToken,
+  readCustomerTokensLive,
+  readServicePaymentView,
+  type ServicePaymentView,
+} from "../providers/purchase-auth/service-view";
+export {
   type AttachCustomerTokenInput,
   attachCustomerTokenWorkflow,
   attachCustomerTokenWorkflowId,
 } from "./attach-customer-token";
+export { detachAllCustomerTokens } from "./detach-all-customer-tokens";
 export {
   type DetachCustomerTokenInput,
   detachCustomerTokenWorkflow,
   detachCustomerTokenWorkflowId,
 } from "./detach-customer-token";
+export {
+  followCanceledOrder,
+  followFailedAuthorization,
+  followServiceOrder,
+  followTokenStatus,
+} from "./follow-service";
 export { type CustomerTokenView, listCustomerTokens } from "./list-customer-tokens";
+export { type ReconcileReport, reconcileUnknownOutcomes } from "./reconcile";

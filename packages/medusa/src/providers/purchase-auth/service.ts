@@ -58,7 +58,12 @@ import { PaymentModuleRecords } from "./payment-module-records";
 import { dataWithOrder, type ProviderContext, readOrder, stringOf } from "./provider-context";
 import { type PurchaseAuthData, readData, writeData } from "./session-data";
 import { sessionStatusOfOrder, sessionStatusOfState } from "./status-mapping";
-import { type AccountHolderData, chooseToken, readAccountHolderData } from "./stored-tokens";
+import {
+  type AccountHolderData,
+  chooseToken,
+  readAccountHolderData,
+  type StoredCustomerToken,
+} from "./stored-tokens";
 import { verifiedEvent, webhookActionAndData } from "./webhooks";
 
 type Cradle = Record<string, unknown> & { logger?: Logger };
@@ -304,6 +309,15 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
     now?: Date,
   ): Promise<UnknownResolution> {
     return await resolveUnknownAuthorization(this.#context, readData(data ?? undefined), now);
+  }
+
+  /**
+   * The entry to store for a customer token, checked at the service (savePaymentMethod without the
+   * payment module in between: its createPaymentMethods merges errors into one plain Error, which
+   * turned "unknown token" into an HTTP 500).
+   */
+  async checkTokenToStore(customerToken: string): Promise<StoredCustomerToken> {
+    return await tokenToStore(this.#context, customerToken);
   }
 
   /** The service's view of a customer token. */

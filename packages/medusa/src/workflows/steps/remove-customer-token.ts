@@ -1,6 +1,7 @@
 import type { AccountHolderDTO } from "@medusajs/framework/types";
 import { MedusaError, Modules } from "@medusajs/framework/utils";
 import { createStep, StepResponse } from "@medusajs/framework/workflows-sdk";
+import { purchaseAuthProvider } from "../../providers/purchase-auth/provider-instance";
 import { holdsToken, readAccountHolderData, withoutToken } from "../../providers/purchase-auth/stored-tokens";
 
 export interface RemoveCustomerTokenInput {
@@ -20,11 +21,8 @@ export const removeCustomerTokenStep = createStep(
       throw new MedusaError(MedusaError.Types.NOT_FOUND, "This customer has no such stored customer token");
     }
     const payment = container.resolve(Modules.PAYMENT);
-    await payment.deletePaymentMethods({
-      provider_id: input.provider_id,
-      id: input.customer_token.toLowerCase(),
-      context: { account_holder: holder },
-    });
+    // The provider directly: payment.deletePaymentMethods would turn its errors into an HTTP 500.
+    await purchaseAuthProvider(container, input.provider_id).cancelToken(input.customer_token.toLowerCase());
     await payment.updateAccountHolder({
       id: holder.id,
       provider_id: input.provider_id,

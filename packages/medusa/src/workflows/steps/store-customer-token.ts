@@ -1,6 +1,7 @@
 import type { AccountHolderDTO, PaymentCustomerDTO } from "@medusajs/framework/types";
 import { Modules } from "@medusajs/framework/utils";
 import { createStep, StepResponse } from "@medusajs/framework/workflows-sdk";
+import { purchaseAuthProvider } from "../../providers/purchase-auth/provider-instance";
 import {
   readAccountHolderData,
   type StoredCustomerToken,
@@ -22,14 +23,19 @@ export const storeCustomerTokenStep = createStep(
   "purchase-auth-store-customer-token",
   async (input: StoreCustomerTokenInput, { container }) => {
     const payment = container.resolve(Modules.PAYMENT);
-    const saved = await payment.createPaymentMethods({
-      provider_id: input.provider_id,
-      data: { customer_token: input.customer_token },
-      context: { account_holder: input.account_holder, customer: input.customer },
-    });
-    const { customer_token, currency, added_at } = saved.data as unknown as StoredCustomerToken;
+    // The provider directly, not payment.createPaymentMethods: that merges errors into a plain Error
+    // (HTTP 500), and the admin must get 404 for an unknown token and 400 naming a final status.
+    const { customer_token, currency, added_at, status }: StoredCustomerToken = await purchaseAuthProvider(
+      container,
+      input.provider_id,
+    ).checkTokenToStore(input.customer_token);
     const previous = input.account_holder.data ?? {};
-    const next = withToken(readAccountHolderData(previous), { customer_token, currency, added_at });
+    const next = withToken(readAccountHolderData(previous), {
+      customer_token,
+      currency,
+      added_at,
+      ...(status ? { status } : {}),
+    });
     await payment.updateAccountHolder({
       id: input.account_holder.id,
       provider_id: input.provider_id,

@@ -1,0 +1,240 @@
+import type { IPaymentModuleService, Logger, MedusaContainer } from "@medusajs/framework/types";
+import { ContainerRegistrationKeys, Modules, PaymentCollectionStatus } from "@medusajs/framework/utils";
+import { formatCents, toCents } from "@purchase-auth/core";
+import { sumExact, toCentsRounded } from "../providers/purchase-auth/amounts";
+import { describeReason } from "../providers/purchase-auth/errors";
+import { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-ids";
+import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
+import { readData, writeData } from "../providers/purchase-auth/session-data";
+import { readAccountHolderData, withTokenStatus } from "../providers/purchase-auth/stored-tokens";
+import { accountHoldersWithToken, paymentsOfServiceOrder } from "./lookups";
+
+// Medusa follows the service: what the service's events (and the reconciler) report is applied to
+// Medusa's payments, sessions, orders and stored tokens. The service is the source of truth; these
+// functions only move Medusa's records towards it, and are safe to run twice.
+
+function logger(container: MedusaContainer): Logger {
+  return container.resolve(ContainerRegistrationKeys.LOGGER);
+}
+
+/**
+ * A Medusa order was canceled. Medusa cancels at the provider only payments without captures and
+ * refunds the captured ones, which leaves the uncaptured remainder of a partly captured payment
+ * reserved: it is released here. A session still waiting for the service (202) is marked, so its
+ * late success is voided when it arrives instead of becoming a payment of a canceled order.
+ */
+export async function followCanceledOrder(container: MedusaContainer, orderId: string): Promise<void> {
+  const query = container.resolve(ContainerRegistrationKeys.QUERY);
+  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
+  const { data } = await query.graph({
+    entity: "order",
+    fields: [
+      "id",
+      "payment_collections.payments.id",
+      "payment_collections.payments.provider_id",
+      "payment_collections.payments.data",
+      "payment_collections.payments.captures.id",
+      "payment_collections.payment_sessions.id",
+      "payment_collections.payment_sessions.provider_id",
+      "payment_collections.payment_sessions.status",
+      "payment_collections.payment_sessions.data",
+      "payment_collections.payment_sessions.amount",
+      "payment_collections.payment_sessions.raw_amount",
+      "payment_collections.payment_sessions.currency_code",
+    ],
+    filters: { id: orderId },
+  });
+  const order = data[0] as
+    | {
+        payment_collections?: Array<{
+          payments?: Array<{
+            id: string;
+            provider_id: string;
+            data: Record<string, unknown> | null;
+            captures?: unknown[];
+          } | null>;
+          payment_sessions?: Array<{
+            id: string;
+            provider_id: string;
+            status: string;
+            data: Record<string, unknown> | null;
+            amount: unknown;
+            raw_amount?: unknown;
+            currency_code: string;
+          } | null>;
+        } | null>;
+      }
+    | undefined;
+  for (const collection of order?.payment_collections ?? []) {
+    for (const entry of collection?.payments ?? []) {
+      if (!entry || !isPurchaseAuthProviderId(entry.provider_id) || (entry.captures ?? []).length === 0)
+        continue;
+      const released = await purchaseAuthProvider(container, entry.provider_id).releaseRemainder(
+        entry.data,
+        entry.id,
+      );
+      await updatePaymentData(payment, entry.id, writeData(released));
+      logger(container).info(
+        `purchase-auth: order ${orderId} canceled: the uncaptured remainder of payment ${entry.id} was released at the service (${released.service_status}, released ${released.cancelled_amount})`,
+      );
+    }
+    for (const session of collection?.payment_sessions ?? []) {
+      if (!session || !isPurchaseAuthProviderId(session.provider_id)) continue;
+      const current = readData(session.data ?? undefined);
+      if (current.state !== "pending_authorization" || current.medusa_canceled_at) continue;
+      await payment.updatePaymentSession({
+        id: session.id,
+        amount: (session.raw_amount ?? session.amount) as number,
+        currency_code: session.currency_code,
+        data: writeData({ ...current, medusa_canceled_at: new Date().toISOString() }),
+      });
+    }
+  }
+}
+
+/**
+ * An authorization failed asynchronously (after 202): the order was placed and waits for its
+ * payment. The payment collection is marked failed and the order's metadata says why, so the
+ * merchant sees it and nothing waits forever.
+ */
+export async function followFailedAuthorization(
+  container: MedusaContainer,
+  sessionId: string,
+  reason: string,
+): Promise<void> {
+  const query = container.resolve(ContainerRegistrationKeys.QUERY);
+  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
+  const { data: sessions } = await query.graph({
+    entity: "payment_session",
+    fields: ["id", "provider_id", "payment_collection_id", "data", "status"],
+    filters: { id: sessionId },
+  });
+  const session = sessions[0] as
+    | { id: string; provider_id: string; payment_collection_id: string }
+    | undefined;
+  if (!session || !isPurchaseAuthProviderId(session.provider_id)) return;
+  await payment.updatePaymentCollections(session.payment_collection_id, {
+    status: PaymentCollectionStatus.FAILED,
+  });
+  const { data: collections } = await query.graph({
+    entity: "payment_collection",
+    fields: ["id", "order.id", "order.metadata"],
+    filters: { id: session.payment_collection_id },
+  });
+  const order = (
+    collections[0] as { order?: { id: string; metadata?: Record<string, unknown> | null } | null } | undefined
+  )?.order;
+  if (order) {
+    await container.resolve(Modules.ORDER).updateOrders(order.id, {
+      metadata: {
+        ...(order.metadata ?? {}),
+        purchase_auth_payment_failed: {
+          payment_session_id: sessionId,
+          reason,
+          description: describeReason(reason),
+          at: new Date().toISOString(),
+        },
+      },
+    });
+  }
+  logger(container).warn(
+    `purchase-auth: the authorization of payment session ${sessionId} failed at the service (${describeReason(reason)}); its payment collection is marked failed`,
+  );
+}
+
+/**
+ * The service's order changed (captured, refunded, cancelled or expired). Medusa's payment is
+ * brought to the service's figures: money the service captured or refunded without Medusa is
+ * recorded through Medusa's own capture and refund (the provider counts them as done, nothing is
+ * sent), a cancelled or expired order with nothing captured cancels the payment, and the payment's
+ * data gets the service's amounts and status.
+ */
+export async function followServiceOrder(container: MedusaContainer, serviceOrderId: string): Promise<void> {
+  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
+  for (const row of await paymentsOfServiceOrder(container, serviceOrderId)) {
+    const provider = purchaseAuthProvider(container, row.provider_id);
+    const order = await provider.serviceOrder(row.data);
+    if (!order) continue;
+    const stored = await payment.retrievePayment(row.id, {
+      select: ["id", "amount", "raw_amount", "canceled_at", "captured_at", "data"],
+      relations: ["captures", "refunds"],
+    });
+    const recordedCaptured = toCentsRounded(
+      sumExact((stored.captures ?? []).map((c) => c.raw_amount ?? c.amount)),
+    );
+    const recordedRefunded = toCentsRounded(
+      sumExact((stored.refunds ?? []).map((r) => r.raw_amount ?? r.amount)),
+    );
+    const serviceCaptured = toCents(order.capturedAmount);
+    const serviceRefunded = toCents(order.refundedAmount);
+    if (!stored.canceled_at && serviceCaptured > recordedCaptured) {
+      await payment.capturePayment({
+        payment_id: row.id,
+        amount: formatCents(serviceCaptured - recordedCaptured),
+      });
+    }
+    if (serviceRefunded > recordedRefunded) {
+      // The refund's key and target derive from the refunded total in the data: Medusa's own figure.
+      await updatePaymentData(
+        payment,
+        row.id,
+        writeData({ ...readData(stored.data ?? undefined), refunded_amount: formatCents(recordedRefunded) }),
+      );
+      await payment.refundPayment({
+        payment_id: row.id,
+        amount: formatCents(serviceRefunded - recordedRefunded),
+      });
+    }
+    if (
+      !stored.canceled_at &&
+      serviceCaptured === 0n &&
+      (order.status === "Cancelled" || order.status === "Expired") &&
+      recordedCaptured === 0n
+    ) {
+      await payment.cancelPayment(row.id);
+    }
+    const latest = await payment.retrievePayment(row.id, { select: ["id", "data"] });
+    await updatePaymentData(payment, row.id, writeData(await provider.refreshedData(latest.data)));
+  }
+}
+
+/** A token's status changed at the service: every stored copy is flagged (never picked by default). */
+export async function followTokenStatus(
+  container: MedusaContainer,
+  customerToken: string,
+  status: string,
+): Promise<void> {
+  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
+  for (const holder of await accountHoldersWithToken(container, customerToken)) {
+    const next = withTokenStatus(readAccountHolderData(holder.data), customerToken, status);
+    if (!next) continue;
+    await payment.updateAccountHolder({
+      id: holder.id,
+      provider_id: holder.provider_id,
+      context: {
+        // The row as stored; the provider's updateAccountHolder keeps only the data it knows.
+        account_holder: {
+          id: holder.id,
+          provider_id: holder.provider_id,
+          external_id: holder.external_id,
+          email: holder.email,
+          data: { ...next },
+          created_at: holder.created_at,
+          updated_at: holder.updated_at,
+          metadata: holder.metadata,
+        } as unknown as Parameters<
+          IPaymentModuleService["updateAccountHolder"]
+        >[0]["context"]["account_holder"],
+      },
+    });
+  }
+}
+
+/** The payment module stores a payment's data on update (its type leaves `data` out). */
+async function updatePaymentData(
+  payment: IPaymentModuleService,
+  id: string,
+  data: Record<string, unknown>,
+): Promise<void> {
+  await payment.updatePayment({ id, data } as Parameters<IPaymentModuleService["updatePayment"]>[0]);
+}

@@ -1,0 +1,62 @@
+import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework/types";
+import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
+import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
+import { readData, writeData } from "../providers/purchase-auth/session-data";
+import { sessionsInState } from "./lookups";
+
+export interface ReconcileReport {
+  /** Sessions whose unknown outcome was settled (declined, released, or pending a webhook). */
+  resolved: string[];
+  /** Sessions still unknown, to be tried again on the next run. */
+  stillUnknown: string[];
+  /** Sessions flagged for review: their key is past the service's idempotency window. */
+  flagged: string[];
+}
+
+/**
+ * Resolves payment sessions whose authorization outcome is unknown (the cart did not complete on
+ * them), with the same idempotency key, while the service still answers for it (core refuses a key
+ * too old to send safely). What it finds is settled: an order is released in full, a decline marks
+ * the session failed. After the window the session is flagged for review (`review_reason` in its
+ * data) and left alone. Safe to run concurrently with itself and with checkouts: every write it
+ * makes carries the key the first attempt carried.
+ */
+export async function reconcileUnknownOutcomes(
+  container: MedusaContainer,
+  now = new Date(),
+): Promise<ReconcileReport> {
+  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
+  const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
+  const report: ReconcileReport = { resolved: [], stillUnknown: [], flagged: [] };
+  for (const session of await sessionsInState(container, "unknown")) {
+    const current = readData(session.data ?? undefined);
+    if (current.review_reason) continue;
+    let resolution: Awaited<ReturnType<ReturnType<typeof purchaseAuthProvider>["resolveUnknown"]>>;
+    try {
+      resolution = await purchaseAuthProvider(container, session.provider_id).resolveUnknown(
+        session.data,
+        now,
+      );
+    } catch (error) {
+      logger.warn(
+        `purchase-auth: reconciling payment session ${session.id} failed: ${(error as Error).message}`,
+      );
+      report.stillUnknown.push(session.id);
+      continue;
+    }
+    await payment.updatePaymentSession({
+      id: session.id,
+      amount: session.amount as number,
+      currency_code: session.currency_code,
+      data: writeData(resolution.data),
+    });
+    if (resolution.kind !== "still_unknown") report.resolved.push(session.id);
+    else if (resolution.data.review_reason) {
+      report.flagged.push(session.id);
+      logger.error(
+        `purchase-auth: payment session ${session.id} needs review: ${resolution.data.review_reason}`,
+      );
+    } else report.stillUnknown.push(session.id);
+  }
+  return report;
+}
