@@ -1,0 +1,382 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { MedusaContainer } from "@medusajs/framework/types";
+import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
+import { reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
+import { type MerchantCredentials, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PURCHASE_AUTH_PROVIDER_ID, seedStore } from "../src/scripts/seed-store";
+import {
+  cartWithCollection,
+  customerWithToken,
+  expectMedusaMatchesService,
+  orderWithPayments,
+  type Shop,
+} from "./support/checkout";
+import { type Api, eventually, loginAdmin, registerCustomer } from "./support/store-api";
+
+// Issue 13 on the whole application (medusa-config.ts, the plugin as a merchant installs it), real
+// PostgreSQL and the sandbox over HTTP: who may complete a cart paid with a stored token, and
+// Medusa following the service (cancels, late and failed authorizations, the service's events,
+// unknown outcomes). After every scenario Medusa's payments are compared with the service's orders.
+
+const WEBHOOK_SECRET = "whsec-lifecycle";
+
+/** A webhook receiver that keeps every delivery (answers 204), to deliver one to Medusa later. */
+async function holdWebhooks() {
+  const received: Array<{ type: string; body: string; headers: Record<string, string> }> = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const headers: Record<string, string> = {};
+      for (const name of ["service-webhook-id", "service-webhook-timestamp", "service-webhook-signature"]) {
+        const value = request.headers[name];
+        if (typeof value === "string") headers[name] = value;
+      }
+      received.push({ type: (JSON.parse(body) as { type: string }).type, body, headers });
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/held`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+/** Manual-capture orders lapse after 10 virtual minutes here (30 days by default). */
+const ORDER_EXPIRY_MS = 10 * 60_000;
+let sandbox: SandboxServer;
+let merchant: MerchantCredentials;
+
+beforeAll(async () => {
+  sandbox = await startSandbox({ orderExpiryMs: ORDER_EXPIRY_MS });
+  merchant = sandbox.createMerchant();
+  Object.assign(process.env, {
+    PURCHASE_AUTH_BASE_URL: sandbox.url,
+    PURCHASE_AUTH_CLIENT_ID: merchant.clientId,
+    PURCHASE_AUTH_CLIENT_SECRET: merchant.clientSecret,
+    PURCHASE_AUTH_SCOPE: merchant.scope,
+    PURCHASE_AUTH_WEBHOOK_SECRET: WEBHOOK_SECRET,
+  });
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+medusaIntegrationTestRunner({
+  dbName: "purchase-auth-medusa-lifecycle",
+  cwd: process.cwd(),
+  testSuite: ({ api: untypedApi, getContainer }) => {
+    const api = untypedApi as unknown as Api & { defaults: { baseURL: string } };
+    let shop: Shop;
+    let webhookUrl: string;
+
+    beforeAll(async () => {
+      const container = getContainer() as MedusaContainer;
+      const store = await seedStore(container);
+      const admin = await loginAdmin(api, container);
+      webhookUrl = `${api.defaults.baseURL}/hooks/payment/purchase-auth_purchase-auth`;
+      sandbox.setWebhooks({ merchantId: merchant.merchantId, urls: [webhookUrl], secrets: [WEBHOOK_SECRET] });
+      shop = {
+        api,
+        sandbox,
+        merchantId: merchant.merchantId,
+        admin,
+        publishableKey: store.publishableKey,
+        regionId: store.regionId,
+        variantId: store.variantId,
+        shippingOptionId: store.shippingOptionId,
+      };
+    });
+
+    const anonymous = () => ({ "x-publishable-api-key": shop.publishableKey });
+    const charged = (customerToken: string) =>
+      sandbox.authorizations({ merchantId: merchant.merchantId, customerToken });
+
+    async function initiate(collectionId: string, headers: Record<string, string>) {
+      return await api.post<{
+        payment_collection: { payment_sessions: Array<{ id: string; data: Record<string, unknown> }> };
+      }>(
+        `/store/payment-collections/${collectionId}/payment-sessions`,
+        { provider_id: PURCHASE_AUTH_PROVIDER_ID, data: {} },
+        { headers, validateStatus: () => true },
+      );
+    }
+
+    async function complete(cartId: string, headers: Record<string, string>) {
+      return await api.post<{ type: string; order?: { id: string }; error?: { message: string } }>(
+        `/store/carts/${cartId}/complete`,
+        {},
+        { headers, validateStatus: () => true },
+      );
+    }
+
+    async function placeOrder(email: string, token: { needsChallenge?: boolean; funds?: string } = {}) {
+      const customer = await customerWithToken(shop, email, token);
+      const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
+      expect((await initiate(collectionId, customer.headers)).status).toBe(200);
+      const completed = await complete(cartId, customer.headers);
+      expect(completed.data.type).toBe("order");
+      return { customer, cartId, orderId: completed.data.order!.id };
+    }
+
+    describe("completing a cart paid with a stored token", () => {
+      it("is refused, before any charge, to an anonymous caller, another customer and on a guest cart", async () => {
+        const owner = await customerWithToken(shop, "owner@example.com");
+        const { cartId, collectionId } = await cartWithCollection(shop, owner.headers);
+        expect((await initiate(collectionId, owner.headers)).status).toBe(200);
+
+        // Anyone who knows the cart id: Medusa's route alone would charge the owner's token.
+        const byAnonymous = await complete(cartId, anonymous());
+        expect(byAnonymous.status).toBe(401);
+        expect(charged(owner.customerToken)).toHaveLength(0);
+
+        const other = await registerCustomer(api, shop.publishableKey, "other@example.com");
+        const byOther = await complete(cartId, other.headers);
+        expect(byOther.status).toBe(403);
+        expect(charged(owner.customerToken)).toHaveLength(0);
+
+        // A guest's cart carrying the owner's token (the owner opened the session on it).
+        const guestCart = await cartWithCollection(shop, anonymous(), "guest@example.com");
+        expect((await initiate(guestCart.collectionId, owner.headers)).status).toBe(200);
+        const byGuest = await complete(guestCart.cartId, anonymous());
+        expect(byGuest.status).toBe(401);
+        const byOwnerOnGuestCart = await complete(guestCart.cartId, owner.headers);
+        expect(byOwnerOnGuestCart.status).toBe(403);
+        expect(charged(owner.customerToken)).toHaveLength(0);
+
+        // The owner, logged in, completes their own cart.
+        const byOwner = await complete(cartId, owner.headers);
+        expect(byOwner.data.type).toBe("order");
+        expect(charged(owner.customerToken)).toHaveLength(1);
+        await expectMedusaMatchesService(shop, byOwner.data.order!.id);
+      });
+    });
+
+    describe("attaching a token answers with the reason", () => {
+      it("404 for an unknown token, 400 naming the status for a revoked one, 422 for another customer's", async () => {
+        const customer = await registerCustomer(api, shop.publishableKey, "attach@example.com");
+        const url = `/admin/customers/${customer.customerId}/purchase-auth-tokens`;
+        const unknown = await api.post<{ message: string }>(
+          url,
+          { customer_token: "6f1c1a52-8a4e-4c43-9a55-0c1a3f7d2b10" },
+          { headers: shop.admin, validateStatus: () => true },
+        );
+        expect(unknown.status).toBe(404);
+        expect(unknown.data.message).toMatch(/does not know this customer token/);
+
+        const revoked = sandbox.createCustomerToken({
+          merchantId: merchant.merchantId,
+          status: "Revoked",
+        }).customerToken;
+        const refused = await api.post<{ message: string }>(
+          url,
+          { customer_token: revoked },
+          { headers: shop.admin, validateStatus: () => true },
+        );
+        expect(refused.status).toBe(400);
+        expect(refused.data.message).toMatch(/it is Revoked \(TOKEN_REVOKED/);
+
+        const owner = await customerWithToken(shop, "first-owner@example.com");
+        const taken = await api.post<{ message: string }>(
+          url,
+          { customer_token: owner.customerToken },
+          { headers: shop.admin, validateStatus: () => true },
+        );
+        expect(taken.status).toBe(422);
+        expect(taken.data.message).toMatch(/already attached to another customer/);
+      });
+    });
+
+    describe("Medusa follows the service", () => {
+      it("canceling a partly captured order releases the uncaptured remainder", async () => {
+        const { orderId } = await placeOrder("partial@example.com");
+        const [payment] = (await orderWithPayments(shop, orderId)).payment_collections[0]!.payments;
+        await api.post(`/admin/payments/${payment!.id}/capture`, { amount: 30 }, { headers: shop.admin });
+        await api.post(`/admin/orders/${orderId}/cancel`, {}, { headers: shop.admin });
+        const serviceOrder = await eventually(async () => {
+          const found = sandbox.orders().find((o) => o.orderId === payment!.data.order_id);
+          return found?.cancelledAmount === "49.60" ? found : undefined;
+        });
+        expect(serviceOrder).toMatchObject({
+          capturedAmount: "30.00",
+          refundedAmount: "30.00",
+          status: "Returned",
+        });
+        await expectMedusaMatchesService(shop, orderId);
+      });
+
+      it("a success that arrives after the order was canceled is voided at the service", async () => {
+        // The success webhook is held back (a receiver that keeps it), and delivered after the cancel.
+        const held = await holdWebhooks();
+        sandbox.setWebhooks({ merchantId: merchant.merchantId, urls: [held.url], secrets: [WEBHOOK_SECRET] });
+        let customer: Awaited<ReturnType<typeof placeOrder>>["customer"];
+        let orderId: string;
+        try {
+          ({ customer, orderId } = await placeOrder("late@example.com", { needsChallenge: true }));
+          await sandbox.settle();
+        } finally {
+          sandbox.setWebhooks({
+            merchantId: merchant.merchantId,
+            urls: [webhookUrl],
+            secrets: [WEBHOOK_SECRET],
+          });
+          await held.close();
+        }
+        const [authorization] = charged(customer.customerToken);
+        expect(authorization?.status).toBe("Succeeded");
+        expect((await orderWithPayments(shop, orderId)).payment_collections[0]!.payments).toEqual([]);
+
+        await api.post(`/admin/orders/${orderId}/cancel`, {}, { headers: shop.admin });
+        await eventually(async () => {
+          const session = (await orderWithPayments(shop, orderId)).payment_collections[0]!
+            .payment_sessions[0];
+          return session?.data.medusa_canceled_at ? session : undefined;
+        });
+        const success = held.received.find(
+          (delivery) =>
+            delivery.type === "authorization.succeeded" &&
+            delivery.body.includes(authorization!.authorizationId),
+        );
+        expect(success).toBeDefined();
+        const delivered = await api.post(webhookUrl, success!.body, {
+          headers: { ...success!.headers, "content-type": "application/json" },
+        });
+        expect(delivered.status).toBe(200);
+        const voided = await eventually(async () => {
+          const found = sandbox.orders().find((o) => o.orderId === authorization!.orderId);
+          return found?.status === "Cancelled" ? found : undefined;
+        });
+        expect(voided).toMatchObject({ capturedAmount: "0.00", cancelledAmount: "79.60" });
+        const after = await orderWithPayments(shop, orderId);
+        expect(after.payment_collections[0]!.payments).toEqual([]);
+        expect(after.payment_collections[0]!.payment_sessions[0]!.data).toMatchObject({
+          state: "canceled",
+          order_id: authorization!.orderId,
+          service_status: "Cancelled",
+        });
+        await expectMedusaMatchesService(shop, orderId);
+      });
+
+      it("an asynchronous decline marks the payment failed and says why on the order", async () => {
+        const { customer, orderId } = await placeOrder("declined@example.com", {
+          needsChallenge: true,
+          funds: "1.00",
+        });
+        await sandbox.settle();
+        expect(charged(customer.customerToken)[0]?.status).toBe("Failed");
+        const order = await eventually(async () => {
+          const found = await orderWithPayments(shop, orderId);
+          return found.payment_collections[0]!.status === "failed" ? found : undefined;
+        });
+        expect(order.metadata).toMatchObject({
+          purchase_auth_payment_failed: { reason: "PAYMENT_METHOD_NO_FUNDS" },
+        });
+        expect(order.payment_collections[0]!.payment_sessions[0]!.data).toMatchObject({
+          state: "failed",
+          failure_reason: "PAYMENT_METHOD_NO_FUNDS",
+        });
+        await expectMedusaMatchesService(shop, orderId);
+      });
+
+      it("a token revoked at the service is flagged and never picked by default", async () => {
+        const customer = await customerWithToken(shop, "revoked@example.com");
+        sandbox.setCustomerTokenStatus(customer.customerToken, "Revoked");
+        await sandbox.settle();
+        await eventually(async () => {
+          const { data } = await api.get<{ customer_tokens: Array<{ status?: string }> }>(
+            "/store/customers/me/purchase-auth-tokens",
+            { headers: customer.headers },
+          );
+          return data.customer_tokens[0]?.status === "Revoked" ? data : undefined;
+        });
+        const { collectionId } = await cartWithCollection(shop, customer.headers);
+        const refused = await initiate(collectionId, customer.headers);
+        expect(refused.status).toBe(400);
+        expect(JSON.stringify(refused.data)).toMatch(/no stored customer token for EUR/);
+      });
+
+      it("the reconciler settles an unknown outcome; re-initiating then pays anew", async () => {
+        const customer = await customerWithToken(shop, "unknown@example.com");
+        const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
+        expect((await initiate(collectionId, customer.headers)).status).toBe(200);
+        sandbox.injectFault({
+          kind: "drop_after_commit",
+          match: { method: "POST", path: "/purchase/authorizations" },
+          count: null,
+        });
+        let failed: Awaited<ReturnType<typeof complete>>;
+        try {
+          failed = await complete(cartId, customer.headers);
+        } finally {
+          sandbox.clearFaults();
+        }
+        expect(failed.data.type).not.toBe("order");
+        const [held] = charged(customer.customerToken);
+        expect(held?.status).toBe("Succeeded"); // the service did authorize; Medusa does not know
+
+        const report = await reconcileUnknownOutcomes(getContainer() as MedusaContainer);
+        expect(report.resolved).toHaveLength(1);
+        expect(sandbox.orders().find((o) => o.orderId === held!.orderId)).toMatchObject({
+          status: "Cancelled",
+          capturedAmount: "0.00",
+        });
+
+        // The storefront re-initiates (Medusa deletes the settled session) and completes again.
+        expect((await initiate(collectionId, customer.headers)).status).toBe(200);
+        const completed = await complete(cartId, customer.headers);
+        expect(completed.data.type).toBe("order");
+        expect(charged(customer.customerToken)).toHaveLength(2);
+        const { compared } = await expectMedusaMatchesService(shop, completed.data.order!.id);
+        expect(compared.map((o) => o.status)).toEqual(["NotActivated"]);
+      });
+
+      it("deleting a customer detaches their tokens", async () => {
+        const customer = await customerWithToken(shop, "leaving@example.com");
+        await api.delete(`/admin/customers/${customer.customerId}`, { headers: shop.admin });
+        const knex = (getContainer() as MedusaContainer).resolve(
+          ContainerRegistrationKeys.PG_CONNECTION,
+        ) as unknown as {
+          raw(
+            sql: string,
+            bindings: unknown[],
+          ): Promise<{ rows: Array<{ data: { customer_tokens: unknown[] } }> }>;
+        };
+        await eventually(async () => {
+          const { rows } = await knex.raw(
+            "select data from account_holder where external_id = ? and deleted_at is null",
+            [customer.customerId],
+          );
+          return rows.every((row) => row.data.customer_tokens.length === 0) ? rows : undefined;
+        });
+        // No longer anyone's: it can be attached to a new customer.
+        const next = await registerCustomer(api, shop.publishableKey, "successor@example.com");
+        const attached = await api.post(
+          `/admin/customers/${next.customerId}/purchase-auth-tokens`,
+          { customer_token: customer.customerToken },
+          { headers: shop.admin, validateStatus: () => true },
+        );
+        expect(attached.status).toBe(201);
+      });
+
+      it("an order that expires at the service cancels Medusa's payment", async () => {
+        const { orderId } = await placeOrder("expiring@example.com");
+        sandbox.advanceClock(ORDER_EXPIRY_MS);
+        await sandbox.settle();
+        const order = await eventually(async () => {
+          const found = await orderWithPayments(shop, orderId);
+          return found.payment_collections[0]!.payments[0]?.canceled_at ? found : undefined;
+        });
+        expect(order.payment_collections[0]!.payments[0]!.data).toMatchObject({ service_status: "Expired" });
+        const { compared } = await expectMedusaMatchesService(shop, orderId);
+        expect(compared[0]).toMatchObject({ status: "Expired", cancelledAmount: "79.60" });
+      });
+    });
+  },
+});

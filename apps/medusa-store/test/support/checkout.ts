@@ -1,0 +1,145 @@
+import type { SandboxServer } from "@purchase-auth/sandbox";
+import { expect } from "vitest";
+import type { Api } from "./store-api";
+import { registerCustomer } from "./store-api";
+
+export interface Shop {
+  api: Api;
+  sandbox: SandboxServer;
+  merchantId: string;
+  admin: Record<string, string>;
+  publishableKey: string;
+  regionId: string;
+  variantId: string;
+  shippingOptionId: string;
+}
+
+export const ADDRESS = {
+  first_name: "Greta",
+  last_name: "Garbo",
+  address_1: "Drottninggatan 1",
+  city: "Stockholm",
+  country_code: "se",
+  postal_code: "11151",
+};
+
+/** A registered, logged-in customer with a fresh customer token the admin attached. */
+export async function customerWithToken(
+  shop: Shop,
+  email: string,
+  token: { needsChallenge?: boolean; funds?: string } = {},
+) {
+  const customer = await registerCustomer(shop.api, shop.publishableKey, email);
+  const customerToken = shop.sandbox.createCustomerToken({
+    merchantId: shop.merchantId,
+    ...token,
+  }).customerToken;
+  const attached = await shop.api.post(
+    `/admin/customers/${customer.customerId}/purchase-auth-tokens`,
+    { customer_token: customerToken },
+    { headers: shop.admin },
+  );
+  expect(attached.status).toBe(201);
+  return { ...customer, customerToken };
+}
+
+/** A cart of 3 × 24.90 + 4.90 shipping (79.60 EUR) with its payment collection, made with `headers`. */
+export async function cartWithCollection(shop: Shop, headers: Record<string, string>, email?: string) {
+  const created = await shop.api.post<{ cart: { id: string } }>(
+    "/store/carts",
+    {
+      region_id: shop.regionId,
+      items: [{ variant_id: shop.variantId, quantity: 3 }],
+      shipping_address: ADDRESS,
+      billing_address: ADDRESS,
+      ...(email ? { email } : {}),
+    },
+    { headers },
+  );
+  const cartId = created.data.cart.id;
+  await shop.api.post(
+    `/store/carts/${cartId}/shipping-methods`,
+    { option_id: shop.shippingOptionId },
+    { headers },
+  );
+  const collection = await shop.api.post<{ payment_collection: { id: string } }>(
+    "/store/payment-collections",
+    { cart_id: cartId },
+    { headers },
+  );
+  return { cartId, collectionId: collection.data.payment_collection.id };
+}
+
+export interface MedusaPayment {
+  id: string;
+  amount: number;
+  data: Record<string, unknown>;
+  captured_at: string | null;
+  canceled_at: string | null;
+  captures?: Array<{ amount: number }>;
+  refunds?: Array<{ amount: number }>;
+}
+
+export interface MedusaOrderPayments {
+  id: string;
+  status: string;
+  metadata: Record<string, unknown> | null;
+  payment_collections: Array<{
+    id: string;
+    status: string;
+    payments: MedusaPayment[];
+    payment_sessions: Array<{ id: string; status: string; data: Record<string, unknown> }>;
+  }>;
+}
+
+export async function orderWithPayments(shop: Shop, orderId: string): Promise<MedusaOrderPayments> {
+  const fields = [
+    "id",
+    "status",
+    "metadata",
+    "*payment_collections",
+    "*payment_collections.payments",
+    "*payment_collections.payments.captures",
+    "*payment_collections.payments.refunds",
+    "*payment_collections.payment_sessions",
+  ].join(",");
+  const { data } = await shop.api.get<{ order: MedusaOrderPayments }>(
+    `/admin/orders/${orderId}?fields=${fields}`,
+    {
+      headers: shop.admin,
+    },
+  );
+  return data.order;
+}
+
+const cents = (value: number | string) => Math.round(Number(value) * 100);
+
+/**
+ * Medusa's payments of an order against the service's orders, to the cent: what Medusa recorded as
+ * captured and refunded is what the service captured and refunded; a canceled Medusa order leaves
+ * nothing reserved at the service. Returns the service's orders compared.
+ */
+export async function expectMedusaMatchesService(shop: Shop, orderId: string) {
+  const order = await orderWithPayments(shop, orderId);
+  const compared = [];
+  for (const collection of order.payment_collections) {
+    for (const payment of collection.payments) {
+      const serviceOrder = shop.sandbox.orders().find((o) => o.orderId === payment.data.order_id);
+      expect(serviceOrder, `service order of payment ${payment.id}`).toBeDefined();
+      const captured = (payment.captures ?? []).reduce((sum, c) => sum + cents(c.amount), 0);
+      const refunded = (payment.refunds ?? []).reduce((sum, r) => sum + cents(r.amount), 0);
+      expect(cents(serviceOrder!.capturedAmount), "captured").toBe(captured);
+      expect(cents(serviceOrder!.refundedAmount), "refunded").toBe(refunded);
+      expect(cents(serviceOrder!.totalAmount), "authorized").toBe(cents(payment.amount));
+      if (payment.canceled_at || order.status === "canceled") {
+        const reserved =
+          cents(serviceOrder!.totalAmount) -
+          cents(serviceOrder!.capturedAmount) -
+          cents(serviceOrder!.cancelledAmount);
+        expect(reserved, "still reserved at the service for a canceled payment").toBe(0);
+      }
+      compared.push(serviceOrder!);
+    }
+  }
+  return { order, compared };
+}
