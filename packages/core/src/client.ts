@@ -2,11 +2,14 @@ import { inspect } from "node:util";
 import type { Dispatcher } from "undici";
 import { TokenProvider } from "./auth/token-provider.js";
 import { type PurchaseAuthClientOptions, type ResolvedOptions, resolveOptions } from "./config/options.js";
+import type { UnknownWrite } from "./errors/errors.js";
 import { Executor } from "./http/executor.js";
 import { createDefaultDispatcher } from "./http/transport.js";
 import { Authorizations } from "./resources/authorizations.js";
 import { CustomerTokens } from "./resources/customer-tokens.js";
 import { Orders } from "./resources/orders.js";
+import type { RequestOptions } from "./resources/request-options.js";
+import { type ResendResult, resendUnknownWrite } from "./resources/unknown-writes.js";
 import type { WebhookEvent } from "./schemas/webhook-events.js";
 import { type VerifyWebhookOptions, verifyWebhook, type WebhookHeaders } from "./webhooks/verify.js";
 
@@ -24,6 +27,7 @@ export class PurchaseAuthClient {
   readonly orders: Orders;
   readonly customerTokens: CustomerTokens;
   readonly #options: ResolvedOptions;
+  readonly #executor: Executor;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
   #closed: Promise<void> | undefined;
@@ -45,9 +49,20 @@ export class PurchaseAuthClient {
       logger: resolved.logger,
     });
     const executor = new Executor(resolved, tokens, this.#dispatcher);
+    this.#executor = executor;
     this.authorizations = new Authorizations(executor, resolved);
     this.orders = new Orders(executor, resolved);
     this.customerTokens = new CustomerTokens(executor, resolved);
+  }
+
+  /**
+   * Resolves a write whose outcome was unknown (`OutcomeUnknownError.write`, stored as JSON): sends
+   * it again exactly as first sent, with its key, also from another process after a restart. Once
+   * the service's idempotency window has passed it throws `IdempotencyWindowPassedError` and sends
+   * nothing, since the service may then treat the key as new and charge twice.
+   */
+  resendUnknownWrite(write: UnknownWrite, options?: RequestOptions): Promise<ResendResult> {
+    return resendUnknownWrite(this.#executor, write, options);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
+  AbortedError,
   AuthenticationError,
   OutcomeUnknownError,
   PurchaseAuthClient,
@@ -80,22 +81,28 @@ describe("retries with the same idempotency key", () => {
     const shop = openShop(sandbox, { maxRetries: 0 });
     sandbox.injectFault({ kind: "unavailable", match: CREATE, count: 1 });
     const before = sandbox.stats().requests;
+    // A 503 does not say that nothing happened (supplement D counts it among unknown outcomes).
     await expect(shop.client.authorizations.create(chargeOf(shop))).rejects.toBeInstanceOf(
-      ServiceUnavailableError,
+      OutcomeUnknownError,
     );
     expect(sandbox.stats().requests - before).toBe(2); // token + one create
   });
 });
 
 describe("when retries run out", () => {
-  it("reports 503s as ServiceUnavailableError with the key, and nothing was charged", async () => {
+  it("reports lasting 503s as an unknown outcome with the key, which later resolves what happened", async () => {
     const shop = openShop(sandbox, { maxRetries: 2 });
     sandbox.injectFault({ kind: "unavailable", match: CREATE, count: null });
-    const error = await shop.client.authorizations.create(chargeOf(shop)).catch((e) => e);
-    expect(ServiceUnavailableError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ status: 503, retryable: true });
+    const request = chargeOf(shop);
+    const error = await shop.client.authorizations.create(request).catch((e) => e);
+    expect(OutcomeUnknownError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ outcome: "unknown", retry: "same-key" });
     expect(error.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
     expect(authorizationsOf(shop)).toHaveLength(0);
+    sandbox.clearFaults();
+    const resolved = await shop.client.resendUnknownWrite(error.write);
+    expect(resolved.operation).toBe("authorizations.create");
+    expect(authorizationsOf(shop)).toHaveLength(1);
   });
 
   it("reports dropped connections as OutcomeUnknownError; the same key later resolves to exactly one charge", async () => {
@@ -104,7 +111,7 @@ describe("when retries run out", () => {
     const request = chargeOf(shop);
     const error = await shop.client.authorizations.create(request).catch((e) => e);
     expect(OutcomeUnknownError.isInstance(error)).toBe(true);
-    expect(error.retryable).toBe(true);
+    expect(error.retry).toBe("same-key");
     expect(authorizationsOf(shop)).toHaveLength(1); // it did happen, we could not hear it
 
     sandbox.clearFaults();
@@ -125,21 +132,26 @@ describe("when retries run out", () => {
       latencyMs: 1_000,
     });
     const error = await shop.client.customerTokens.get(shop.customerToken).catch((e) => e);
-    expect(OutcomeUnknownError.isInstance(error)).toBe(true);
+    // A read changes nothing: no unknown outcome, just a service that did not answer in time.
+    expect(ServiceUnavailableError.isInstance(error)).toBe(true);
     // Every attempt but the last waits out its full 50 ms timeout (the last gets what is left of
     // the deadline), so a 200 ms deadline leaves room for at most 5 of the 11 that maxRetries would
     // allow: the deadline, not the retry count, ended the call.
     const attempts = sandbox.faults().find((fault) => fault.faultId === faultId)?.fired ?? 0;
-    expect(attempts).toBeGreaterThanOrEqual(2);
+    // At least one attempt; on a loaded machine the first may eat most of the deadline.
+    expect(attempts).toBeGreaterThanOrEqual(1);
     expect(attempts).toBeLessThanOrEqual(5);
   });
 
-  it("reports an abort before sending as the abort itself, and after sending as an unknown outcome", async () => {
+  it("reports an abort before sending as not sent (AbortedError), and after sending as an unknown outcome", async () => {
     const shop = openShop(sandbox);
     const aborted = AbortSignal.abort(new Error("stop"));
-    await expect(shop.client.authorizations.create(chargeOf(shop), { signal: aborted })).rejects.toThrow(
-      "stop",
-    );
+    const early = await shop.client.authorizations
+      .create(chargeOf(shop), { signal: aborted })
+      .catch((e) => e);
+    expect(AbortedError.isInstance(early)).toBe(true);
+    expect(early).toMatchObject({ outcome: "not_sent" });
+    expect(String(early.cause)).toContain("stop");
 
     sandbox.injectFault({ kind: "latency", match: CREATE, count: 1, latencyMs: 300 });
     const controller = new AbortController();
@@ -158,12 +170,13 @@ describe("token endpoint failures", () => {
     expect(authorizationsOf(shop)).toHaveLength(1);
   });
 
-  it("reports a lasting outage as AuthenticationError, with nothing charged", async () => {
+  it("reports a lasting outage as not sent (ServiceUnavailableError), not as bad credentials", async () => {
     const shop = openShop(sandbox, { maxRetries: 1 });
     sandbox.injectFault({ kind: "token_endpoint_down", count: null });
     const error = await shop.client.authorizations.create(chargeOf(shop)).catch((e) => e);
-    expect(AuthenticationError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ status: 503, oauthError: "temporarily_unavailable" });
+    expect(ServiceUnavailableError.isInstance(error)).toBe(true);
+    expect(AuthenticationError.isInstance(error)).toBe(false);
+    expect(error).toMatchObject({ outcome: "not_sent", retry: "same-key" });
     expect(authorizationsOf(shop)).toHaveLength(0);
   });
 

@@ -180,9 +180,16 @@ export const MUTATIONS: readonly Mutation[] = [
   },
   // Schedule formats and the one-schedule rule.
   { name: "relative 01.00:00:00", apply: withSchedule({ relative: ["01.00:00:00"] }), expect: "accepted" },
+  // The forms the service's own parser accepts: any number of days, or none.
   {
     name: "relative with a 1-digit day",
-    apply: withSchedule({ relative: ["1.00:00:00"] }),
+    apply: withSchedule({ relative: ["1.00:00:10"] }),
+    expect: "accepted",
+  },
+  { name: "relative of 100 days", apply: withSchedule({ relative: ["100.00:00:00"] }), expect: "accepted" },
+  {
+    name: "relative with a 1-digit hour",
+    apply: withSchedule({ relative: ["1.2:00:00"] }),
     expect: reject("attemptSchedule.relative[0]", "timespan"),
   },
   {
@@ -195,16 +202,9 @@ export const MUTATIONS: readonly Mutation[] = [
     apply: withSchedule({ relative: ["00.00:60:00"] }),
     expect: reject("attemptSchedule.relative[0]", "timespan"),
   },
-  {
-    name: "relative without days",
-    apply: withSchedule({ relative: ["01:00:00"] }),
-    expect: reject("attemptSchedule.relative[0]", "timespan"),
-  },
-  {
-    name: "empty relative",
-    apply: withSchedule({ relative: [] }),
-    expect: reject("attemptSchedule.relative", "min_items"),
-  },
+  { name: "relative without days", apply: withSchedule({ relative: ["01:00:00"] }), expect: "accepted" },
+  // An empty schedule is allowed by the specification (2.4): one attempt as soon as possible.
+  { name: "empty relative", apply: withSchedule({ relative: [] }), expect: "accepted" },
   {
     name: "absolute with an offset",
     apply: withSchedule({ absolute: ["2026-01-01T10:00:00+01:00"] }),

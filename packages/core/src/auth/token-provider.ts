@@ -1,13 +1,15 @@
 import type { Dispatcher } from "undici";
 import type { Logger } from "../config/options.js";
 import { AuthenticationError } from "../errors/errors.js";
-import { isConnectionError, sendOnce } from "../http/transport.js";
+import { sendOnce } from "../http/transport.js";
 import { oauthErrorSchema, tokenResponseSchema } from "../schemas/oauth.js";
 
 /** A bearer token and when it stops being valid (epoch ms, our clock). */
 export interface AccessToken {
   readonly value: string;
   readonly expiresAt: number;
+  /** When to start refreshing it in the background (epoch ms, our clock). */
+  readonly refreshAt: number;
 }
 
 export interface TokenProviderOptions {
@@ -41,7 +43,7 @@ export class TokenProvider {
   async getToken(): Promise<AccessToken> {
     const current = this.#current;
     const now = this.#options.now();
-    if (current && now < current.expiresAt - this.#options.refreshMarginMs) return current;
+    if (current && now < current.refreshAt) return current;
     if (current && now < current.expiresAt) {
       this.#refresh().catch((error: unknown) => {
         // The current token still works; the next call after the margin tries again.
@@ -98,19 +100,34 @@ export class TokenProvider {
         oauth.success && oauth.data.error_description ? `: ${oauth.data.error_description}` : "";
       const error = new AuthenticationError(
         `Token request failed with ${response.status}${code ? ` ${code}` : ""}${description}`,
-        { status: response.status, ...(code === undefined ? {} : { oauthError: code }) },
+        // Nothing reached the service: the call was not sent.
+        { status: response.status, outcome: "not_sent", ...(code === undefined ? {} : { oauthError: code }) },
       );
       if (response.status >= 500) throw new TokenEndpointUnreachableError(error);
       throw error;
     }
     const parsed = tokenResponseSchema.safeParse(json);
     if (!parsed.success) {
-      throw new AuthenticationError("Token endpoint answered 200 without a usable Bearer token", {
-        status: 200,
-      });
+      throw new TokenEndpointUnreachableError(
+        new AuthenticationError("Token endpoint answered 200 without a usable Bearer token", {
+          status: 200,
+          outcome: "not_sent",
+        }),
+      );
     }
     // Expiry counts from when we asked, not when the answer arrived: never later than the server's.
-    const token = { value: parsed.data.access_token, expiresAt: requestedAt + parsed.data.expires_in * 1000 };
+    const lifetimeMs = parsed.data.expires_in * 1000;
+    // Refresh the margin before expiry; a token that lives no longer than the margin is refreshed at
+    // half its lifetime instead (refreshing at once would fetch a token on every call).
+    const refreshAfterMs =
+      lifetimeMs > this.#options.refreshMarginMs
+        ? lifetimeMs - this.#options.refreshMarginMs
+        : lifetimeMs / 2;
+    const token = {
+      value: parsed.data.access_token,
+      expiresAt: requestedAt + lifetimeMs,
+      refreshAt: requestedAt + refreshAfterMs,
+    };
     this.#current = token;
     logger.debug?.("purchase-auth: obtained access token", { expiresInSeconds: parsed.data.expires_in });
     return token;
@@ -125,15 +142,6 @@ export class TokenEndpointUnreachableError extends Error {
   constructor(cause: unknown) {
     super("The token endpoint is unreachable or failing", { cause });
     this.name = "TokenEndpointUnreachableError";
-  }
-
-  /** The error to give the caller once retries are spent. */
-  toPublicError(): AuthenticationError {
-    if (AuthenticationError.isInstance(this.cause)) return this.cause;
-    const connection = isConnectionError(this.cause) ? " (connection failed)" : "";
-    return new AuthenticationError(`The token endpoint could not be reached${connection}`, {
-      cause: this.cause,
-    });
   }
 }
 

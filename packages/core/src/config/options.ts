@@ -56,8 +56,15 @@ export interface PurchaseAuthClientOptions {
   headers?: Partial<ServiceHeaders>;
   /** Overrides of the supplement's event type names. */
   eventTypes?: Partial<ServiceEventTypes>;
-  /** The clock token expiry is measured with, in epoch ms. For tests that move time. */
+  /** The clock token expiry and the idempotency window are measured with, in epoch ms. For tests that move time. */
   now?: () => number;
+  /**
+   * How long after its first send a key may be sent again, in ms: the service answers a key for one
+   * hour (specification section 8) and forgets it after 24. Default 3,600,000.
+   */
+  idempotencyWindowMs?: number;
+  /** Subtracted from the window for clock skew between us and the service, in ms. Default 300,000. */
+  idempotencySafetyMarginMs?: number;
 }
 
 /** Options after validation, with every default filled in. */
@@ -78,6 +85,8 @@ export interface ResolvedOptions {
   headers: ServiceHeaders;
   eventTypes: ServiceEventTypes;
   now: () => number;
+  idempotencyWindowMs: number;
+  idempotencySafetyMarginMs: number;
 }
 
 const httpUrl = z
@@ -106,6 +115,8 @@ const optionsSchema = z.object({
   ),
   timeoutMs: millis(600_000).default(30_000),
   deadlineMs: millis(3_600_000).default(90_000),
+  idempotencyWindowMs: millis(3_600_000).default(3_600_000),
+  idempotencySafetyMarginMs: z.number().int().min(0).max(3_600_000).default(300_000),
   maxRetries: z.number().int().min(0).max(10).default(3),
   retryBaseDelayMs: z.number().int().min(0).max(60_000).default(250),
   retryMaxDelayMs: z.number().int().min(0).max(300_000).default(5_000),
@@ -149,6 +160,8 @@ export function resolveOptions(options: PurchaseAuthClientOptions): ResolvedOpti
     scope: value.scope,
     timeoutMs: value.timeoutMs,
     deadlineMs: value.deadlineMs,
+    idempotencyWindowMs: value.idempotencyWindowMs,
+    idempotencySafetyMarginMs: value.idempotencySafetyMarginMs,
     maxRetries: value.maxRetries,
     retryBaseDelayMs: value.retryBaseDelayMs,
     retryMaxDelayMs: value.retryMaxDelayMs,

@@ -13,6 +13,42 @@ function kindOf(value: unknown): string | undefined {
   return typeof kind === "string" ? kind : undefined;
 }
 
+/**
+ * How a write ended, when it did not end done: `refused` (a definite answer that nothing was done
+ * for this key), `not_sent` (nothing can have reached the service), `unknown` (an attempt may have
+ * reached it and no definite answer about the key came: always an OutcomeUnknownError).
+ */
+export type FailedOutcome = "refused" | "not_sent" | "unknown";
+
+/** Every write ends as one of these; `done` is a resolved call. */
+export type WriteOutcome = "done" | FailedOutcome;
+
+/**
+ * What to do after an error: `same-key` (repeat the same call with the same idempotency key: the
+ * outcome is unknown, or nothing was sent and the service may be back soon), `new-attempt` (a
+ * definite failure worth trying again as a new attempt with a NEW key, e.g. PAYMENT_FAILED),
+ * `no` (repeating cannot help: fix the input, choose another payment method, or ask a person).
+ */
+export type RetryAdvice = "same-key" | "new-attempt" | "no";
+
+/** A write whose outcome is unknown, exactly as sent: store it (JSON) and resend it later. */
+export interface UnknownWrite {
+  readonly operation:
+    | "authorizations.create"
+    | "orders.capture"
+    | "orders.cancel"
+    | "orders.refund"
+    | "customerTokens.cancel";
+  readonly method: "POST" | "DELETE";
+  /** Holds ids (a customer token): store it, never log it. */
+  readonly path: string;
+  /** The exact serialised body that was sent. */
+  readonly body?: string;
+  readonly idempotencyKey: string;
+  /** When the key was first sent (ISO 8601). */
+  readonly firstSentAt: string;
+}
+
 /** One entry of the service's `error.errors` array. */
 export interface ErrorReasonEntry {
   readonly reason: string;
@@ -24,6 +60,8 @@ export interface ErrorReasonEntry {
 }
 
 export interface PurchaseAuthErrorDetails {
+  /** Overrides the kind's own outcome (e.g. an AuthenticationError from the token endpoint: not_sent). */
+  outcome?: FailedOutcome;
   status?: number;
   requestId?: string;
   reasons?: ReadonlyArray<ErrorReasonEntry>;
@@ -42,11 +80,16 @@ export class PurchaseAuthError extends Error {
   readonly reasons: ReadonlyArray<ErrorReasonEntry>;
   /** The idempotency key the request carried: retry with it to resolve an unknown outcome. */
   readonly idempotencyKey: string | undefined;
+  /** How the call ended: refused, not_sent or unknown (see the README's outcome table). */
+  readonly outcome: FailedOutcome;
+  /** The outcome errors of this kind have unless told otherwise. */
+  static readonly defaultOutcome: FailedOutcome = "refused";
 
   constructor(message: string, details: PurchaseAuthErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     const kind = (new.target as typeof PurchaseAuthError).kind;
     this.name = kind;
+    this.outcome = details.outcome ?? (new.target as typeof PurchaseAuthError).defaultOutcome;
     this.status = details.status;
     this.requestId = details.requestId;
     this.reasons = details.reasons ?? [];
@@ -59,14 +102,20 @@ export class PurchaseAuthError extends Error {
     return this.reasons[0]?.reason;
   }
 
-  /**
-   * Whether a new attempt may succeed (specification section 7.2, "worth retrying"). A declined
-   * charge is not; a technical failure is. Outcome-unknown errors are retried with the same key.
-   */
-  get retryable(): boolean {
+  /** What to do next: see `RetryAdvice`. */
+  get retry(): RetryAdvice {
+    if (this.outcome === "unknown") return "same-key";
     const info: ErrorReasonInfo | undefined =
       this.reason === undefined ? undefined : errorReasonInfo(this.reason);
-    return info?.worthRetrying ?? false;
+    return info?.worthRetrying ? "new-attempt" : "no";
+  }
+
+  /**
+   * @deprecated Overloaded (it meant "same key" for unknown outcomes but "new key" for declines):
+   * use `retry` and `outcome`. True when `retry` is not "no".
+   */
+  get retryable(): boolean {
+    return this.retry !== "no";
   }
 
   /** True for any error thrown by this package, even from another copy of it. */
@@ -82,7 +131,8 @@ export class PurchaseAuthError extends Error {
       requestId: this.requestId,
       reason: this.reason,
       reasons: this.reasons,
-      retryable: this.retryable,
+      outcome: this.outcome,
+      retry: this.retry,
       idempotencyKey: this.idempotencyKey,
     };
   }
@@ -91,6 +141,7 @@ export class PurchaseAuthError extends Error {
 /** The client was constructed with options that cannot work. `option` names the one to change. */
 export class ConfigurationError extends PurchaseAuthError {
   static override readonly kind: string = "ConfigurationError";
+  static override readonly defaultOutcome: FailedOutcome = "not_sent";
   declare readonly name: "ConfigurationError";
   static override isInstance(value: unknown): value is ConfigurationError {
     return kindOf(value) === "ConfigurationError";
@@ -102,18 +153,26 @@ export class ConfigurationError extends PurchaseAuthError {
   }
 }
 
+/** Issues named in a ValidationError's message; all (up to MAX_ISSUES) stay in `issues`. */
+const MESSAGE_ISSUES = 10;
+/** Issues kept on a ValidationError: a pathological input cannot make an unbounded error. */
+const MAX_ISSUES = 100;
+
 /** The request breaks a rule of the interface; found before any network call. */
 export class ValidationError extends PurchaseAuthError {
   static override readonly kind: string = "ValidationError";
+  static override readonly defaultOutcome: FailedOutcome = "not_sent";
   declare readonly name: "ValidationError";
   static override isInstance(value: unknown): value is ValidationError {
     return kindOf(value) === "ValidationError";
   }
   readonly issues: ReadonlyArray<ValidationIssue>;
   constructor(issues: ReadonlyArray<ValidationIssue>) {
-    const summary = issues.map((issue) => issue.message).join("; ");
-    super(`Invalid request: ${summary}`);
-    this.issues = issues;
+    // Bounded, whatever the input: the first issues in the message, a count of the rest.
+    const shown = issues.slice(0, MESSAGE_ISSUES).map((issue) => issue.message);
+    const more = issues.length > MESSAGE_ISSUES ? `; and ${issues.length - MESSAGE_ISSUES} more` : "";
+    super(`Invalid request: ${shown.join("; ")}${more}`);
+    this.issues = issues.length > MAX_ISSUES ? issues.slice(0, MAX_ISSUES) : issues;
   }
   override toJSON(): Record<string, unknown> {
     return { ...super.toJSON(), issues: this.issues };
@@ -188,16 +247,34 @@ export class IdempotencyError extends PurchaseAuthError {
   }
 }
 
-/** The service kept answering 503 until the retries or the deadline ran out. */
+/**
+ * Nothing was done, and trying later may work: the token endpoint or the service could not be
+ * reached before anything was sent, or the service rate-limited every attempt (429), or a read
+ * kept failing. Never thrown for a write that may have reached the service (that is
+ * OutcomeUnknownError). Repeat later; the same key is safe.
+ */
 export class ServiceUnavailableError extends PurchaseAuthError {
   static override readonly kind: string = "ServiceUnavailableError";
+  static override readonly defaultOutcome: FailedOutcome = "not_sent";
   declare readonly name: "ServiceUnavailableError";
   static override isInstance(value: unknown): value is ServiceUnavailableError {
     return kindOf(value) === "ServiceUnavailableError";
   }
-  /** Always: the request can be repeated, with the same idempotency key (specification 7.1). */
-  override get retryable(): boolean {
-    return true;
+  override get retry(): RetryAdvice {
+    return "same-key";
+  }
+}
+
+/** The caller's signal aborted the call before anything was sent (after sending: OutcomeUnknownError). */
+export class AbortedError extends PurchaseAuthError {
+  static override readonly kind: string = "AbortedError";
+  static override readonly defaultOutcome: FailedOutcome = "not_sent";
+  declare readonly name: "AbortedError";
+  static override isInstance(value: unknown): value is AbortedError {
+    return kindOf(value) === "AbortedError";
+  }
+  override get retry(): RetryAdvice {
+    return "same-key";
   }
 }
 
@@ -209,13 +286,64 @@ export class ServiceUnavailableError extends PurchaseAuthError {
  */
 export class OutcomeUnknownError extends PurchaseAuthError {
   static override readonly kind: string = "OutcomeUnknownError";
+  static override readonly defaultOutcome: FailedOutcome = "unknown";
   declare readonly name: "OutcomeUnknownError";
+  declare readonly outcome: "unknown";
+  declare readonly idempotencyKey: string;
   static override isInstance(value: unknown): value is OutcomeUnknownError {
     return kindOf(value) === "OutcomeUnknownError";
   }
-  override get retryable(): boolean {
-    return true;
+  /** When the key was first sent; the service answers it for an hour after. */
+  readonly firstSentAt: Date;
+  /** The write exactly as sent, JSON-safe: store it and `client.resendUnknownWrite(write)` later. */
+  readonly write: UnknownWrite;
+  constructor(message: string, details: PurchaseAuthErrorDetails & { write: UnknownWrite }) {
+    super(message, { ...details, idempotencyKey: details.write.idempotencyKey });
+    this.write = details.write;
+    this.firstSentAt = new Date(details.write.firstSentAt);
   }
+  override get retry(): RetryAdvice {
+    return "same-key";
+  }
+  override toJSON(): Record<string, unknown> {
+    // Not the write itself: its path and body hold the customer token.
+    return { ...super.toJSON(), firstSentAt: this.write.firstSentAt, operation: this.write.operation };
+  }
+}
+
+/**
+ * A key too old to be sent again: the service answers a key for one hour and forgets it after 24,
+ * so a resend could be performed as new and charge twice. Thrown before anything is sent (or when
+ * the service says IDEMPOTENCY_RESPONSE_EXPIRED for a write whose outcome was unknown). The
+ * original's fate stays unknown: look it up at the service and decide by hand.
+ */
+export class IdempotencyWindowPassedError extends PurchaseAuthError {
+  static override readonly kind: string = "IdempotencyWindowPassedError";
+  static override readonly defaultOutcome: FailedOutcome = "unknown";
+  declare readonly name: "IdempotencyWindowPassedError";
+  declare readonly idempotencyKey: string;
+  static override isInstance(value: unknown): value is IdempotencyWindowPassedError {
+    return kindOf(value) === "IdempotencyWindowPassedError";
+  }
+  readonly firstSentAt: Date;
+  constructor(
+    message: string,
+    details: PurchaseAuthErrorDetails & { idempotencyKey: string; firstSentAt: Date },
+  ) {
+    super(message, details);
+    this.firstSentAt = details.firstSentAt;
+  }
+  override get retry(): RetryAdvice {
+    return "no";
+  }
+}
+
+/**
+ * The outcome of anything a write call threw: our errors carry theirs; anything else (an error
+ * that is not ours) is read as unknown, the only safe reading.
+ */
+export function outcomeOf(error: unknown): FailedOutcome {
+  return PurchaseAuthError.isInstance(error) ? error.outcome : "unknown";
 }
 
 /** The service answered something this client does not understand (an unexpected status or body). */

@@ -8,7 +8,6 @@ import {
   InvalidRequestError,
   NotFoundError,
   OrderStateError,
-  OutcomeUnknownError,
   type PurchaseAuthError,
   type PurchaseAuthErrorDetails,
   ServiceUnavailableError,
@@ -68,12 +67,6 @@ export function errorFromResponse(
 
   if (reason !== undefined && IDEMPOTENCY_REASONS.has(reason)) {
     return new IdempotencyError(`${what} refused the idempotency key: ${said}`, details);
-  }
-  if (isInProgress(status, body)) {
-    return new OutcomeUnknownError(
-      `${what}: another request with the same idempotency key is still in progress; repeat with the same key to learn its outcome`,
-      details,
-    );
   }
   if (reason !== undefined && ORDER_REASONS.has(reason)) {
     return new OrderStateError(`${what} was refused: ${said}`, details);

@@ -61,7 +61,8 @@ export function decimalStringOf(value: unknown): string | undefined {
     const text = String(value);
     return isDecimalString(text) ? text : undefined;
   }
-  if (typeof value === "bigint") return value.toString();
+  // A bigint is refused: it is what toMinorUnits returns, and read as major units it would charge
+  // 100 times too much. Convert with fromMinorUnits(value, currency) first.
   if (typeof value === "string" && isDecimalString(value)) return value;
   return undefined;
 }

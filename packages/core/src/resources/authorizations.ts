@@ -6,7 +6,16 @@ import {
   type AuthorizationRequestInput,
   validateAuthorizationRequest,
 } from "../validation/authorization-input.js";
-import { parseSuccessBody, resolveIdempotencyKey, type WriteOptions } from "./request-options.js";
+import {
+  bodyMatches,
+  parseSuccessBody,
+  resolveFirstSentAt,
+  resolveIdempotencyKey,
+  type WriteOptions,
+} from "./request-options.js";
+
+/** A 200/202 whose body is not the envelope with a GUID authorization id is asked again (same key). */
+const acceptsCreated = bodyMatches(createAuthorizationResponseSchema);
 
 export interface CreateAuthorizationResult {
   /** Identifies the authorization; webhooks refer to it. */
@@ -48,6 +57,9 @@ export class Authorizations {
       body: JSON.stringify(body),
       idempotencyKey,
       operation,
+      write: "authorizations.create",
+      accepts: acceptsCreated,
+      ...resolveFirstSentAt(options),
       ...(options?.signal === undefined ? {} : { signal: options.signal }),
     });
     const envelope = parseSuccessBody(createAuthorizationResponseSchema, response, {

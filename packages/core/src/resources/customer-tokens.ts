@@ -4,10 +4,19 @@ import { expandPath } from "../config/wire-names.js";
 import type { Executor } from "../http/executor.js";
 import { type CustomerToken, customerTokenSchema } from "../schemas/customer-tokens.js";
 import { successEnvelopeSchema } from "../schemas/envelopes.js";
-import { checkGuidArgument, parseSuccessBody, type RequestOptions } from "./request-options.js";
+import {
+  bodyMatches,
+  checkGuidArgument,
+  parseSuccessBody,
+  type RequestOptions,
+  resolveFirstSentAt,
+  resolveIdempotencyKey,
+  type WriteOptions,
+} from "./request-options.js";
 
 const customerTokenEnvelopeSchema = successEnvelopeSchema(customerTokenSchema);
 const acceptedSchema = z.object({ id: z.string() });
+const acceptsCancelled = bodyMatches(acceptedSchema);
 
 export class CustomerTokens {
   readonly #executor: Executor;
@@ -32,13 +41,18 @@ export class CustomerTokens {
   }
 
   /** Cancels a customer token; later authorizations with it fail with TOKEN_CANCELLED. */
-  async cancel(customerToken: string, options?: RequestOptions): Promise<{ requestId: string }> {
+  async cancel(customerToken: string, options?: WriteOptions): Promise<{ requestId: string }> {
     const token = checkGuidArgument(customerToken, "customerToken");
     const operation = "Cancel customer token";
+    const idempotencyKey = resolveIdempotencyKey(options);
     const response = await this.#executor.execute({
       method: "DELETE",
       path: expandPath(this.#options.paths.customerToken, { customerToken: token }),
       operation,
+      idempotencyKey,
+      write: "customerTokens.cancel",
+      accepts: acceptsCancelled,
+      ...resolveFirstSentAt(options),
       ...(options?.signal === undefined ? {} : { signal: options.signal }),
     });
     return { requestId: parseSuccessBody(acceptedSchema, response, { operation }).id };

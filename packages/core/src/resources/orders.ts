@@ -16,6 +16,7 @@ import {
   checkGuidArgument,
   parseSuccessBody,
   type RequestOptions,
+  resolveFirstSentAt,
   resolveIdempotencyKey,
   type WriteOptions,
 } from "./request-options.js";
@@ -116,6 +117,8 @@ export class Orders {
       body: JSON.stringify(body),
       idempotencyKey,
       operation: `${action[0]!.toUpperCase()}${action.slice(1)} order ${id}`,
+      write: `orders.${action}`,
+      ...resolveFirstSentAt(options),
       ...(options?.signal === undefined ? {} : { signal: options.signal }),
     });
     return { orderId: id, idempotencyKey };

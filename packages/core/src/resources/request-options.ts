@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { UnexpectedResponseError } from "../errors/errors.js";
+import { UnexpectedResponseError, ValidationError } from "../errors/errors.js";
 import type { HttpResponse } from "../http/transport.js";
 import { newIdempotencyKey } from "../idempotency/keys.js";
 import { guidSchema } from "../schemas/common.js";
@@ -18,6 +18,35 @@ export interface WriteOptions extends RequestOptions {
    * `idempotencyKeyFor`) so a process that restarts mid-call repeats it with the same key.
    */
   idempotencyKey?: string;
+  /**
+   * When this key was first sent, if it was (your write-ahead record's time). Past the service's
+   * idempotency window (one hour less the safety margin) the call throws
+   * `IdempotencyWindowPassedError` and sends nothing: the service may treat an old key as new.
+   */
+  firstSentAt?: Date;
+}
+
+/** The `firstSentAt` of the options, checked to be a valid Date before any network call. */
+export function resolveFirstSentAt(options: WriteOptions | undefined): { firstSentAt?: Date } {
+  const value = options?.firstSentAt;
+  if (value === undefined) return {};
+  if (!(value instanceof Date) || Number.isNaN(value.getTime())) {
+    throw new ValidationError([
+      { path: "firstSentAt", rule: "type", message: "firstSentAt must be a valid Date" },
+    ]);
+  }
+  return { firstSentAt: value };
+}
+
+/** A check for `Call.accepts`: the 2xx body parses with `schema`. */
+export function bodyMatches(schema: z.ZodType): (response: HttpResponse) => boolean {
+  return (response) => {
+    try {
+      return schema.safeParse(JSON.parse(response.body)).success;
+    } catch {
+      return false;
+    }
+  };
 }
 
 /** The caller's key (checked to be a GUID before any network call) or a fresh one. */

@@ -6,6 +6,7 @@ import {
   decimalStringSchema,
   guidSchema,
   integerStringSchema,
+  maxCharacters,
   timespanSchema,
   timestampSchema,
 } from "./common.js";
@@ -29,7 +30,7 @@ const requiredText = () => z.string().trim().min(1);
 export const captureModeSchema = z.enum(["Auto", "Manual"]);
 
 export const itemSchema = z.object({
-  id: requiredText().max(50),
+  id: requiredText().pipe(maxCharacters(50)),
   description: requiredText().transform((value) => truncate(value, DESCRIPTION_MAX_LENGTH)),
   unitPrice: decimalStringSchema({ maxDecimals: 2 }),
   quantity: integerStringSchema({ min: 1, max: 99_999_999 }),
@@ -55,9 +56,9 @@ export const orderRequestSchema = z
   .object({
     items: z.array(itemSchema).min(1),
     currency: currencyCodeSchema,
-    reference: z.string().max(50).optional(),
-    actionReference: z.string().max(255).optional(),
-    settlementReference: z.string().max(50).optional(),
+    reference: maxCharacters(50).optional(),
+    actionReference: maxCharacters(255).optional(),
+    settlementReference: maxCharacters(50).optional(),
     captureMode: captureModeSchema.optional(),
   })
   .superRefine(
@@ -78,7 +79,8 @@ export const orderRequestSchema = z
 
 export const attemptScheduleSchema = z
   .object({
-    relative: z.array(timespanSchema).min(1).optional(),
+    // Empty is allowed: "an empty or omitted schedule means a single asynchronous attempt".
+    relative: z.array(timespanSchema).optional(),
     absolute: z.array(timestampSchema).min(1).optional(),
     preferSynchronous: z.boolean().optional(),
   })

@@ -48,24 +48,44 @@ export function integerStringSchema(options: { min: number; max: number }) {
     .refine((value) => Number(value) <= max, ruleCheck("max", `must be at most ${max}`));
 }
 
-const TIMESPAN = /^(\d{2})\.(\d{2}):(\d{2}):(\d{2})$/;
+/**
+ * The forms the service's own parser (.NET's TimeSpan) accepts: `d.hh:mm:ss` with any number of
+ * days ("1.00:00:10", "100.00:00:00", the documented "01.00:30:00") and `hh:mm:ss` ("00:00:10").
+ */
+const TIMESPAN = /^(?:(\d{1,8})\.)?(\d{2}):(\d{2}):(\d{2})$/;
+/** TimeSpan's largest whole number of days. */
+const MAX_TIMESPAN_DAYS = 10_675_199;
 
-/** Parses `dd.HH:mm:ss` into milliseconds, or undefined when it is not a valid timespan. */
+/** Parses a timespan (`d.hh:mm:ss` or `hh:mm:ss`) into milliseconds, or undefined when invalid. */
 export function parseTimespan(value: string): number | undefined {
   const match = TIMESPAN.exec(value);
   if (!match) return undefined;
-  const [days, hours, minutes, seconds] = match.slice(1).map(Number) as [number, number, number, number];
-  if (hours > 23 || minutes > 59 || seconds > 59) return undefined;
+  const days = match[1] === undefined ? 0 : Number(match[1]);
+  const [hours, minutes, seconds] = match.slice(2).map(Number) as [number, number, number];
+  if (days > MAX_TIMESPAN_DAYS || hours > 23 || minutes > 59 || seconds > 59) return undefined;
   return (((days * 24 + hours) * 60 + minutes) * 60 + seconds) * 1000;
 }
 
-/** A relative delay in the form `dd.HH:mm:ss` ("01.00:30:00" is one day and thirty minutes). */
+/** A relative delay: `d.hh:mm:ss` with any number of days, or `hh:mm:ss` ("01.00:30:00", "00:00:10"). */
 export const timespanSchema = z
   .string()
   .refine(
     (value) => parseTimespan(value) !== undefined,
-    ruleCheck("timespan", "must be a timespan in the form dd.HH:mm:ss"),
+    ruleCheck("timespan", "must be a timespan in the form d.hh:mm:ss or hh:mm:ss"),
   );
+
+/**
+ * At most `max` characters, counted as Unicode code points (an emoji is one), whatever zod's own
+ * counting in the installed version: the one documented way this client counts lengths.
+ */
+export function maxCharacters(max: number) {
+  return z
+    .string()
+    .refine(
+      (value) => value.length <= max || [...value].length <= max,
+      ruleCheck("max_length", `must be at most ${max} characters`),
+    );
+}
 
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})([+-])(\d{2}):(\d{2})$/;
 

@@ -54,6 +54,10 @@ export interface AuthorizationRequestInput {
   attemptSchedule?: AttemptScheduleInput;
 }
 
+function asciiUpperCase(value: string): string {
+  return value.replace(/[a-z]/g, (letter) => String.fromCharCode(letter.charCodeAt(0) - 32));
+}
+
 /** `Date` → `yyyy-MM-ddTHH:mm:ss+00:00` (the service's absolute time format has no milliseconds). */
 export function formatScheduleTime(date: Date): string {
   return `${date.toISOString().slice(0, 19)}+00:00`;
@@ -101,11 +105,19 @@ export function toWireShape(input: unknown): unknown {
         };
       })
     : order.items;
-  const currency = typeof order.currency === "string" ? order.currency.toUpperCase() : order.currency;
+  // ASCII letters only: "ıNR".toUpperCase() is "INR", and a dotless ı must not become a currency.
+  const currency = typeof order.currency === "string" ? asciiUpperCase(order.currency) : order.currency;
   const schedule = record(request.attemptSchedule);
   const absolute =
     schedule && Array.isArray(schedule.absolute)
-      ? schedule.absolute.map((time) => (time instanceof Date ? formatScheduleTime(time) : time))
+      ? schedule.absolute.map((time) =>
+          // An invalid Date stays an invalid value, for the schema to name (toISOString would throw).
+          time instanceof Date
+            ? Number.isNaN(time.getTime())
+              ? "Invalid Date"
+              : formatScheduleTime(time)
+            : time,
+        )
       : schedule?.absolute;
   return {
     ...request,

@@ -58,6 +58,13 @@ export function verifyWebhook(
 
   const tolerance = options.toleranceSeconds ?? 300;
   const now = options.nowSeconds ?? Math.floor(Date.now() / 1000);
+  // A NaN tolerance made every timestamp "within" it: an event signed in 1970 was accepted.
+  if (!Number.isFinite(tolerance) || tolerance < 0) {
+    throw new TypeError(`toleranceSeconds must be a finite number of seconds >= 0, got ${String(tolerance)}`);
+  }
+  if (!Number.isFinite(now) || now < 0) {
+    throw new TypeError(`nowSeconds must be a finite number of seconds >= 0, got ${String(now)}`);
+  }
   const sentAt = /^\d{1,12}$/.test(timestamp!) ? Number(timestamp) : Number.NaN;
   if (!Number.isFinite(sentAt) || Math.abs(now - sentAt) > tolerance) {
     throw new WebhookVerificationError(

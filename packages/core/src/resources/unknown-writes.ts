@@ -1,0 +1,92 @@
+import { z } from "zod";
+import type { UnknownWrite } from "../errors/errors.js";
+import type { Executor } from "../http/executor.js";
+import { guidSchema } from "../schemas/common.js";
+import { createAuthorizationResponseSchema } from "../schemas/envelopes.js";
+import { parseOrThrow } from "../validation/parse.js";
+import type { CreateAuthorizationResult } from "./authorizations.js";
+import type { OrderWriteResult } from "./orders.js";
+import { bodyMatches, parseSuccessBody, type RequestOptions } from "./request-options.js";
+
+// Resolving a write whose outcome was unknown: the exact request again, with its key, while the
+// service still answers that key. Works from a stored record, in another process, after a restart.
+
+/** What a resent write turned out to be: the same result its first call would have given. */
+export type ResendResult =
+  | { operation: "authorizations.create"; result: CreateAuthorizationResult }
+  | { operation: "orders.capture" | "orders.cancel" | "orders.refund"; result: OrderWriteResult }
+  | { operation: "customerTokens.cancel"; result: { requestId: string } };
+
+const unknownWriteSchema = z.object({
+  operation: z.enum([
+    "authorizations.create",
+    "orders.capture",
+    "orders.cancel",
+    "orders.refund",
+    "customerTokens.cancel",
+  ]),
+  method: z.enum(["POST", "DELETE"]),
+  path: z.string().startsWith("/"),
+  body: z.string().optional(),
+  idempotencyKey: guidSchema,
+  firstSentAt: z.iso.datetime({ offset: true }),
+});
+
+const acceptedSchema = z.object({ id: z.string() });
+const GUID_IN_PATH = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+
+/**
+ * Sends `write` again exactly as it was first sent, with its key. Throws
+ * `IdempotencyWindowPassedError` without sending once the window has passed; otherwise the same
+ * outcomes as the first call (a definite answer about the key, or still unknown).
+ */
+export async function resendUnknownWrite(
+  executor: Executor,
+  write: UnknownWrite,
+  options: RequestOptions = {},
+): Promise<ResendResult> {
+  const checked = parseOrThrow(unknownWriteSchema, write, "write");
+  const isCreate = checked.operation === "authorizations.create";
+  const operation = `Resend ${checked.operation}`;
+  const response = await executor.execute({
+    method: checked.method,
+    path: checked.path,
+    ...(checked.body === undefined ? {} : { body: checked.body }),
+    idempotencyKey: checked.idempotencyKey,
+    operation,
+    write: checked.operation,
+    firstSentAt: new Date(checked.firstSentAt),
+    ...(isCreate ? { accepts: bodyMatches(createAuthorizationResponseSchema) } : {}),
+    ...(checked.operation === "customerTokens.cancel" ? { accepts: bodyMatches(acceptedSchema) } : {}),
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+  });
+  const context = { operation, idempotencyKey: checked.idempotencyKey };
+  switch (checked.operation) {
+    case "authorizations.create": {
+      const envelope = parseSuccessBody(createAuthorizationResponseSchema, response, context);
+      return {
+        operation: checked.operation,
+        result: {
+          authorizationId: envelope.data.authorizationId,
+          ...(envelope.data.orderId === undefined ? {} : { orderId: envelope.data.orderId }),
+          synchronous: response.status === 200,
+          requestId: envelope.id,
+          idempotencyKey: checked.idempotencyKey,
+        },
+      };
+    }
+    case "customerTokens.cancel":
+      return {
+        operation: checked.operation,
+        result: { requestId: parseSuccessBody(acceptedSchema, response, context).id },
+      };
+    default:
+      return {
+        operation: checked.operation,
+        result: {
+          orderId: GUID_IN_PATH.exec(checked.path)?.[0] ?? "",
+          idempotencyKey: checked.idempotencyKey,
+        },
+      };
+  }
+}
