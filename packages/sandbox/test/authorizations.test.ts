@@ -244,6 +244,31 @@ describe("attempt schedules", () => {
   }
   const authorization = (id: string) => sandbox.authorizations().find((auth) => auth.authorizationId === id);
 
+  it.each([
+    ["1.00:00:10", 86_410_000],
+    ["100.00:00:00", 8_640_000_000],
+    ["00:00:10", 10_000],
+  ])(
+    "relative %s, a form the service's own parser accepts, runs %d ms after creation",
+    async (timespan, ms) => {
+      const shop = await openShop(sandbox);
+      const id = await scheduled(shop, { relative: [timespan] });
+      sandbox.advanceClock(ms - 1_000);
+      await sandbox.settle();
+      expect(authorization(id)?.attempts).toEqual([]);
+      sandbox.advanceClock(1_000);
+      await sandbox.settle();
+      expect(authorization(id)).toMatchObject({ status: "Succeeded", attempts: [{ attempt: 1 }] });
+    },
+  );
+
+  it("an empty relative schedule is one attempt as soon as possible", async () => {
+    const shop = await openShop(sandbox);
+    const id = await scheduled(shop, { relative: [] });
+    await sandbox.settle();
+    expect(authorization(id)).toMatchObject({ status: "Succeeded", maxAttempts: 1 });
+  });
+
   it("relative: each attempt a delay after the previous one; a worth-retrying failure moves on", async () => {
     const shop = await openShop(sandbox, { failNextAttempts: ["PAYMENT_FAILED"] });
     const id = await scheduled(shop, { relative: ["00.01:00:00", "00.02:00:00"] });

@@ -16,7 +16,8 @@ export type AttemptPlan =
 
 /** The plan for a validated schedule; `needsChallenge` turns preferSynchronous into `asap`. */
 export function planAttempts(schedule: AttemptSchedule | undefined, needsChallenge: boolean): AttemptPlan {
-  if (schedule?.relative !== undefined) {
+  // An empty relative schedule is an empty schedule: one attempt as soon as possible (spec 2.4).
+  if (schedule?.relative !== undefined && schedule.relative.length > 0) {
     return { kind: "relative", delaysMs: schedule.relative.map((value) => parseTimespan(value) ?? 0) };
   }
   if (schedule?.absolute !== undefined) {
