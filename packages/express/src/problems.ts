@@ -249,7 +249,11 @@ function fromPurchaseAuthError(error: unknown, reason: string | undefined): Prob
  * have reached the service. Read from the error's `outcome` so older cores still map as before.
  */
 function wasNotSent(error: unknown): boolean {
-  return (error as { outcome?: unknown }).outcome === "not_sent" && !ValidationError.isInstance(error);
+  return (
+    (error as { outcome?: unknown }).outcome === "not_sent" &&
+    !ValidationError.isInstance(error) &&
+    !ConfigurationError.isInstance(error)
+  );
 }
 
 /**

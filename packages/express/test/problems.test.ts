@@ -35,7 +35,19 @@ describe("problemFromError", () => {
     [new DeclinedError("declined", { status: 422, ...reason("TOKEN_REVOKED") }), 422, "payment-declined"],
     [new NotFoundError("not found", { status: 404 }), 422, "payment-method-not-found"],
     [new OrderStateError("state", { status: 422, ...reason("INVALID_ORDER_STATE") }), 409, "order-state"],
-    [new OutcomeUnknownError("socket hang up"), 503, "payment-confirming"],
+    [
+      new OutcomeUnknownError("socket hang up", {
+        write: {
+          operation: "authorizations.create",
+          method: "POST",
+          path: "/purchase/authorizations",
+          idempotencyKey: "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+          firstSentAt: new Date().toISOString(),
+        },
+      }),
+      503,
+      "payment-confirming",
+    ],
     [new ServiceUnavailableError("503", { status: 503 }), 503, "service-unavailable"],
     [
       new IdempotencyError("expired", { status: 422, ...reason("IDEMPOTENCY_RESPONSE_EXPIRED") }),

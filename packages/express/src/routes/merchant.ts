@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   decimalStringOf,
   InvalidRequestError,
@@ -9,7 +10,6 @@ import {
   type OrderStatus,
   positiveAmountSchema,
 } from "@purchase-auth/core";
-import { createHash } from "node:crypto";
 import type { RequestHandler } from "express";
 import { z } from "zod";
 import { operationId } from "../charges/state-machine.js";
@@ -205,7 +205,9 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
 
 /** What one write moves: the same sequence with another fingerprint is another write. */
 function operationFingerprint(operation: MerchantOperation, amount: string | undefined): string {
-  return createHash("sha256").update(`${operation}|${amount ?? "all"}`).digest("hex");
+  return createHash("sha256")
+    .update(`${operation}|${amount ?? "all"}`)
+    .digest("hex");
 }
 
 /**
