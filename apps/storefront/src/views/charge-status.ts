@@ -49,6 +49,12 @@ export const STATUS_COPY: Record<ChargeStatus, StatusCopy> = {
     detail: "The reservation lapsed before it was charged. Nothing was charged.",
   },
   failed: { label: "Payment failed", tone: "danger", detail: "" },
+  needs_review: {
+    label: "Being checked",
+    tone: "pending",
+    detail:
+      "We could not confirm your payment automatically. Our team is checking it with the payment service; please do not pay again. We will contact you.",
+  },
 };
 
 export function statusBadge(status: ChargeStatus): SafeHtml {
