@@ -82,6 +82,17 @@ afterAll(async () => {
   await service.close();
 });
 
+/** A client of its own, so its first call has to fetch a token. */
+function clientWithoutToken(limits: { timeoutMs: number; deadlineMs: number }): PurchaseAuthClient {
+  return new PurchaseAuthClient({
+    baseUrl: service.url,
+    clientId: randomUUID(),
+    clientSecret: "secret",
+    scope: "scope/.default",
+    ...limits,
+  });
+}
+
 async function run(script: ScriptedAttempt[], signal?: AbortSignal) {
   service.script(script);
   const key = randomUUID();
@@ -147,14 +158,7 @@ describe("every write's outcome is told truthfully (property, scripted adversari
 
   it("an abort during a hanging token fetch ends the call at once, as not sent (it used to wait out the token timeout)", async () => {
     service.tokenHangMs = 2_000;
-    const slowToken = new PurchaseAuthClient({
-      baseUrl: service.url,
-      clientId: "other-client",
-      clientSecret: "secret",
-      scope: "scope/.default",
-      timeoutMs: 5_000,
-      deadlineMs: 10_000,
-    });
+    const slowToken = clientWithoutToken({ timeoutMs: 5_000, deadlineMs: 10_000 });
     try {
       const controller = new AbortController();
       setTimeout(() => controller.abort(new Error("stop")), 20);
@@ -174,14 +178,7 @@ describe("every write's outcome is told truthfully (property, scripted adversari
 
   it("a deadline that passes while the token is fetched ends the call, as not sent: no attempt after it", async () => {
     service.tokenHangMs = 1_000;
-    const slowToken = new PurchaseAuthClient({
-      baseUrl: service.url,
-      clientId: "another-client",
-      clientSecret: "secret",
-      scope: "scope/.default",
-      timeoutMs: 100,
-      deadlineMs: 200,
-    });
+    const slowToken = clientWithoutToken({ timeoutMs: 100, deadlineMs: 200 });
     try {
       const before = service.keys.size;
       const error = await slowToken.authorizations.create(validRequest()).catch((e) => e);

@@ -6,19 +6,21 @@ import type { ChargeRecord, ChargeStatus, MerchantOperation, OperationRecord } f
 // "what we learnt", and `advance` applies it only when it moves the charge forward. Applying the same
 // news twice, or old news late, changes nothing.
 
+/** Where an open outcome (pending, or given up to review) may go once the service's truth arrives. */
+const OUTCOMES: ReadonlyArray<ChargeStatus> = [
+  "authorized",
+  "partially_captured",
+  "captured",
+  "partially_refunded",
+  "refunded",
+  "cancelled",
+  "expired",
+  "failed",
+];
+
 /** Where each status may go next. A status absent from a list is behind it, or on another branch. */
 const FORWARD: Readonly<Record<ChargeStatus, ReadonlyArray<ChargeStatus>>> = {
-  pending: [
-    "needs_review",
-    "authorized",
-    "partially_captured",
-    "captured",
-    "partially_refunded",
-    "refunded",
-    "cancelled",
-    "expired",
-    "failed",
-  ],
+  pending: ["needs_review", ...OUTCOMES],
   authorized: ["partially_captured", "captured", "partially_refunded", "refunded", "cancelled", "expired"],
   // A part-captured order that is cancelled or expires keeps what was captured: it ends as captured.
   partially_captured: ["captured", "partially_refunded", "refunded"],
@@ -29,16 +31,7 @@ const FORWARD: Readonly<Record<ChargeStatus, ReadonlyArray<ChargeStatus>>> = {
   expired: [],
   failed: [],
   // The service's truth still counts when it arrives late (a webhook): review ends there.
-  needs_review: [
-    "authorized",
-    "partially_captured",
-    "captured",
-    "partially_refunded",
-    "refunded",
-    "cancelled",
-    "expired",
-    "failed",
-  ],
+  needs_review: OUTCOMES,
 };
 
 export const CHARGE_STATUSES = Object.keys(FORWARD) as ChargeStatus[];
