@@ -43,7 +43,7 @@ import { Scheduler } from "./core/scheduler.js";
 import { type DemoSeed, seedDemo } from "./demo.js";
 import { AuthorizationProcessor } from "./domain/authorization-processor.js";
 import { changeCustomerTokenStatus } from "./domain/customer-token-status.js";
-import { FaultInjector, type FaultSpec, type FaultView } from "./faults.js";
+import { FaultInjector, type FaultSpec, type FaultView, MAX_ACTIVE_FAULTS } from "./faults.js";
 import { parseJsonBody } from "./http/body.js";
 import { errorResponse } from "./http/envelopes.js";
 import { ServicePipeline } from "./http/pipeline.js";
@@ -263,7 +263,7 @@ export class Simulator implements SandboxControl {
   // ---- control: clock and faults ----
 
   advanceClock(ms: number): number {
-    return this.#ctx.scheduler.advance(readAdvance(ms));
+    return this.#ctx.scheduler.advance(readAdvance(ms, this.#ctx.clock.now()));
   }
 
   now(): number {
@@ -271,7 +271,11 @@ export class Simulator implements SandboxControl {
   }
 
   injectFault(spec: FaultSpec): string {
-    return this.#ctx.faults.inject(readFaultSpec(spec));
+    const parsed = readFaultSpec(spec);
+    if (this.#ctx.faults.size >= MAX_ACTIVE_FAULTS) {
+      conflict(`at most ${MAX_ACTIVE_FAULTS} faults can be active; clear them first`);
+    }
+    return this.#ctx.faults.inject(parsed);
   }
 
   clearFaults(): void {
@@ -410,7 +414,8 @@ export class Simulator implements SandboxControl {
     } catch (error) {
       if (!(error instanceof SandboxControlError)) throw error;
       const reason = { 400: "INVALID_REQUEST", 404: "NOT_FOUND", 409: "CONFLICT" }[error.status];
-      return errorResponse(error.status, [{ reason, message: error.message }]);
+      const field = error.field === undefined ? {} : { field: error.field };
+      return errorResponse(error.status, [{ reason, message: error.message, ...field }]);
     }
   }
 

@@ -4,12 +4,30 @@ import {
   type CustomerTokenStatus,
   customerTokenStatusSchema,
   decimalStringOf,
-  isGuid,
   toCents,
 } from "@purchase-auth/core";
-import { FAULT_KINDS, type FaultSpec } from "../faults.js";
+import {
+  FAULT_KINDS,
+  FAULT_PHASES,
+  type FaultKind,
+  type FaultSpec,
+  GARBLED_BODIES,
+  GATEWAY_STATUSES,
+} from "../faults.js";
 import type { WebhookDeliverySettings } from "../webhooks/dispatcher.js";
-import { SandboxControlError } from "./errors.js";
+import {
+  type Fields,
+  fields,
+  invalid,
+  optionalBoolean,
+  optionalGuid,
+  optionalNumber,
+  optionalOneOf,
+  optionalString,
+  requiredString,
+  stringList,
+} from "./fields.js";
+import { LIMITS, MAX_VIRTUAL_TIME } from "./limits.js";
 import type {
   AuthorizationFilter,
   CreateApiClientInput,
@@ -21,26 +39,12 @@ import type {
 } from "./types.js";
 
 // Control inputs arrive as JSON over HTTP or as objects from (possibly untyped) test code; both go
-// through these readers, so a typo gives a 400 that names the field instead of odd behaviour later.
-
-type Fields = Record<string, unknown>;
+// through these readers, so a typo or an out-of-range value gives a 400 that names the field
+// instead of odd behaviour (or a broken sandbox) later.
 
 const TOKEN_STATUSES = customerTokenStatusSchema.options;
 const CAPTURE_MODES: readonly CaptureMode[] = ["Auto", "Manual"];
 const AUTHORIZATION_STATUSES = ["Scheduled", "Succeeded", "Failed"] as const;
-
-function invalid(message: string): never {
-  throw new SandboxControlError(400, message);
-}
-
-/** The input as an object; with `known`, a field outside it is an error (most likely a typo). */
-function fields(value: unknown, known?: readonly string[]): Fields {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== "object" || Array.isArray(value)) invalid("the input must be an object");
-  const unknown = known && Object.keys(value).find((key) => !known.includes(key));
-  if (unknown !== undefined) invalid(`unknown field ${unknown} (known: ${known?.join(", ")})`);
-  return value as Fields;
-}
 
 const BEHAVIOUR_FIELDS = [
   "funds",
@@ -50,47 +54,6 @@ const BEHAVIOUR_FIELDS = [
   "paymentMethodExpired",
 ];
 
-function optionalString(input: Fields, key: string): string | undefined {
-  const value = input[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== "string" || value.trim() === "") invalid(`${key} must be a non-empty string`);
-  return value;
-}
-
-function requiredString(input: Fields, key: string): string {
-  return optionalString(input, key) ?? invalid(`${key} is required`);
-}
-
-function optionalGuid(input: Fields, key: string): string | undefined {
-  const value = optionalString(input, key);
-  if (value !== undefined && !isGuid(value)) invalid(`${key} must be a GUID`);
-  return value?.toLowerCase();
-}
-
-function optionalBoolean(input: Fields, key: string): boolean | undefined {
-  const value = input[key];
-  if (value !== undefined && typeof value !== "boolean") invalid(`${key} must be true or false`);
-  return value;
-}
-
-function optionalOneOf<T extends string>(input: Fields, key: string, values: readonly T[]): T | undefined {
-  const value = input[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== "string" || !(values as readonly string[]).includes(value)) {
-    invalid(`${key} must be one of ${values.join(", ")}`);
-  }
-  return value as T;
-}
-
-function stringList(input: Fields, key: string): string[] | undefined {
-  const value = input[key];
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value) || value.some((item) => typeof item !== "string" || item.trim() === "")) {
-    invalid(`${key} must be a list of non-empty strings`);
-  }
-  return [...(value as string[])];
-}
-
 export function readCreateMerchant(value: unknown): CreateMerchantInput {
   const input = fields(value, ["name", "storeId", "scope", "merchantId", "clientId", "clientSecret"]);
   return {
@@ -99,7 +62,7 @@ export function readCreateMerchant(value: unknown): CreateMerchantInput {
     scope: optionalString(input, "scope"),
     merchantId: optionalString(input, "merchantId"),
     clientId: optionalString(input, "clientId"),
-    clientSecret: optionalString(input, "clientSecret"),
+    clientSecret: optionalString(input, "clientSecret", LIMITS.secretLength),
   };
 }
 
@@ -109,7 +72,7 @@ export function readCreateApiClient(value: unknown): CreateApiClientInput {
     merchantId: requiredString(input, "merchantId"),
     scope: optionalString(input, "scope"),
     clientId: optionalString(input, "clientId"),
-    clientSecret: optionalString(input, "clientSecret"),
+    clientSecret: optionalString(input, "clientSecret", LIMITS.secretLength),
   };
 }
 
@@ -123,12 +86,16 @@ export interface BehaviourChange {
 }
 
 function readBehaviour(input: Fields): BehaviourChange {
-  const failureReason = input.failureReason === null ? null : optionalString(input, "failureReason");
+  const failureReason =
+    input.failureReason === null ? null : optionalString(input, "failureReason", LIMITS.reasonLength);
   return {
     fundsCents: readFunds(input.funds),
     needsChallenge: optionalBoolean(input, "needsChallenge"),
     failureReason,
-    failNextAttempts: stringList(input, "failNextAttempts"),
+    failNextAttempts: stringList(input, "failNextAttempts", {
+      maxItems: LIMITS.failNextAttempts,
+      maxLength: LIMITS.reasonLength,
+    }),
     paymentMethodExpired: optionalBoolean(input, "paymentMethodExpired"),
   };
 }
@@ -138,12 +105,16 @@ function readFunds(value: unknown): bigint | null | undefined {
   const text = decimalStringOf(value);
   let cents: bigint | undefined;
   try {
-    cents = text === undefined ? undefined : toCents(text);
+    cents = text === undefined || text.length > LIMITS.amountLength ? undefined : toCents(text);
   } catch {
     cents = undefined;
   }
-  if (cents === undefined || cents < 0n)
-    invalid("funds must be a decimal amount of at least 0 with at most 2 decimals");
+  if (cents === undefined || cents < 0n || cents > LIMITS.maxFundsCents) {
+    invalid(
+      "funds",
+      "funds must be a decimal amount from 0 to 9999999999999.99 with at most 2 decimals, or null",
+    );
+  }
   return cents;
 }
 
@@ -160,7 +131,9 @@ export function readCreateCustomerToken(
     ...BEHAVIOUR_FIELDS,
   ]);
   const currency = optionalString(input, "currency");
-  if (currency !== undefined && !CURRENCY_CODES.has(currency)) invalid("currency must be an ISO 4217 code");
+  if (currency !== undefined && !CURRENCY_CODES.has(currency)) {
+    invalid("currency", "currency must be an ISO 4217 code");
+  }
   return {
     merchantId: requiredString(input, "merchantId"),
     customerToken: optionalGuid(input, "customerToken"),
@@ -186,25 +159,34 @@ export function readUpdateCustomerToken(value: unknown): {
 export function readTokenStatus(value: unknown): CustomerTokenStatus {
   return (
     optionalOneOf<CustomerTokenStatus>({ status: value }, "status", TOKEN_STATUSES) ??
-    invalid("status is required")
+    invalid("status", "status is required")
   );
 }
 
 export function readWebhookConfig(value: unknown): WebhookConfigInput {
   const input = fields(value, ["merchantId", "urls", "secrets"]);
-  const urls = stringList(input, "urls") ?? invalid("urls is required (an empty list stops deliveries)");
-  for (const url of urls) {
-    let protocol: string | undefined;
-    try {
-      protocol = new URL(url).protocol;
-    } catch {
-      protocol = undefined;
-    }
-    if (protocol !== "http:" && protocol !== "https:") invalid(`${url} is not an http(s) URL`);
-  }
-  const secrets = stringList(input, "secrets");
-  if (secrets !== undefined && secrets.length === 0) invalid("secrets must not be empty when given");
+  const urls =
+    stringList(input, "urls", { maxItems: LIMITS.webhookUrls, maxLength: LIMITS.urlLength }) ??
+    invalid("urls", "urls is required (an empty list stops deliveries)");
+  urls.forEach((url, index) => {
+    if (!isHttpUrl(url)) invalid(`urls[${index}]`, `urls[${index}] is not an http(s) URL`);
+  });
+  const secrets = stringList(input, "secrets", {
+    maxItems: LIMITS.webhookSecrets,
+    maxLength: LIMITS.secretLength,
+  });
+  if (secrets !== undefined && secrets.length === 0)
+    invalid("secrets", "secrets must not be empty when given");
   return { merchantId: requiredString(input, "merchantId"), urls, secrets };
+}
+
+export function isHttpUrl(url: string): boolean {
+  try {
+    const { protocol } = new URL(url);
+    return protocol === "http:" || protocol === "https:";
+  } catch {
+    return false;
+  }
 }
 
 export function readWebhookDelivery(value: unknown): Partial<WebhookDeliverySettings> {
@@ -217,46 +199,78 @@ export function readWebhookDelivery(value: unknown): Partial<WebhookDeliverySett
   };
 }
 
-export function readAdvance(value: unknown): number {
+/**
+ * A clock move in milliseconds. `now` is the current virtual time: the clock may not pass
+ * MAX_VIRTUAL_TIME (a move beyond it used to break every later call that prints a time).
+ */
+export function readAdvance(value: unknown, now: number): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-    invalid("ms must be a number of milliseconds of at least 0");
+    invalid("ms", "ms must be a number of milliseconds of at least 0");
+  }
+  const max = Math.max(0, MAX_VIRTUAL_TIME - now);
+  if (value > max) {
+    invalid(
+      "ms",
+      `ms must be at most ${max}: the virtual clock cannot pass ${new Date(MAX_VIRTUAL_TIME).toISOString()}`,
+    );
   }
   return value;
 }
 
+/** Fields that only some kinds take, and which kinds require them. */
+const KIND_FIELDS: Record<string, { kinds: readonly FaultKind[]; requiredBy: readonly FaultKind[] }> = {
+  latencyMs: { kinds: ["latency", "delay_after_commit"], requiredBy: ["delay_after_commit"] },
+  status: { kinds: ["gateway_error"], requiredBy: ["gateway_error"] },
+  phase: { kinds: ["gateway_error"], requiredBy: ["gateway_error"] },
+  retryAfterSeconds: { kinds: ["rate_limited"], requiredBy: [] },
+  body: { kinds: ["garbled_success"], requiredBy: ["garbled_success"] },
+};
+
 export function readFaultSpec(value: unknown): FaultSpec {
-  const input = fields(value, ["kind", "match", "count", "probability", "latencyMs"]);
+  const input = fields(value, ["kind", "match", "count", "probability", ...Object.keys(KIND_FIELDS)]);
   const kind =
-    optionalOneOf(input, "kind", FAULT_KINDS) ?? invalid(`kind is required (${FAULT_KINDS.join(", ")})`);
-  const match = fields(input.match, ["method", "path"]);
-  const count = input.count;
-  if (count !== undefined && count !== null && count !== Number.POSITIVE_INFINITY) {
-    if (typeof count !== "number" || !Number.isInteger(count) || count < 1) {
-      invalid("count must be a whole number of at least 1, or null for unlimited");
+    optionalOneOf(input, "kind", FAULT_KINDS) ??
+    invalid("kind", `kind is required (${FAULT_KINDS.join(", ")})`);
+  for (const [key, { kinds, requiredBy }] of Object.entries(KIND_FIELDS)) {
+    if (input[key] !== undefined && !kinds.includes(kind)) {
+      invalid(key, `${key} applies to ${kinds.join(", ")} only, not ${kind}`);
     }
+    if (input[key] === undefined && requiredBy.includes(kind)) invalid(key, `${key} is required for ${kind}`);
   }
-  const probability = input.probability;
-  if (
-    probability !== undefined &&
-    (typeof probability !== "number" || !(probability >= 0 && probability <= 1))
-  ) {
-    invalid("probability must be a number from 0 to 1");
+  const match = fields(input.match, ["method", "path"], "match");
+  const method = optionalString(match, "method", LIMITS.faultMethodLength, "match.method");
+  if (method !== undefined && !/^[A-Za-z]+$/.test(method)) {
+    invalid("match.method", "match.method must be an HTTP method such as POST");
   }
-  const latencyMs = input.latencyMs;
-  if (
-    latencyMs !== undefined &&
-    (typeof latencyMs !== "number" || !Number.isFinite(latencyMs) || latencyMs < 0)
-  ) {
-    invalid("latencyMs must be a number of milliseconds of at least 0");
-  }
-  const method = optionalString(match, "method");
-  const path = optionalString(match, "path");
+  const path = optionalString(match, "path", LIMITS.faultPathLength, "match.path");
+  const count =
+    input.count === null || input.count === Number.POSITIVE_INFINITY
+      ? null
+      : optionalNumber(input, "count", { min: 1, max: LIMITS.faultCount, integer: true });
+  if (count === undefined && input.count !== undefined) invalid("count", "count is invalid");
+  const probability = optionalNumber(input, "probability", { min: 0, max: 1 });
+  const latencyMs = optionalNumber(input, "latencyMs", { min: 0, max: LIMITS.latencyMs, unit: " of ms" });
+  const retryAfterSeconds = optionalNumber(input, "retryAfterSeconds", {
+    min: 0,
+    max: LIMITS.retryAfterSeconds,
+    integer: true,
+    unit: " of seconds",
+  });
+  const status = optionalOneOf(input, "status", GATEWAY_STATUSES);
+  const phase = optionalOneOf(input, "phase", FAULT_PHASES);
+  const body = optionalOneOf(input, "body", GARBLED_BODIES);
+  const given = <K extends string, V>(key: K, value: V | undefined) =>
+    (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
   return {
     kind,
-    match: { ...(method === undefined ? {} : { method }), ...(path === undefined ? {} : { path }) },
-    ...(count === undefined ? {} : { count: count as number | null }),
-    ...(probability === undefined ? {} : { probability: probability as number }),
-    ...(latencyMs === undefined ? {} : { latencyMs: latencyMs as number }),
+    match: { ...given("method", method), ...given("path", path) },
+    ...(input.count === undefined ? {} : { count }),
+    ...given("probability", probability),
+    ...given("latencyMs", latencyMs),
+    ...given("retryAfterSeconds", retryAfterSeconds),
+    ...given("status", status),
+    ...given("phase", phase),
+    ...given("body", body),
   };
 }
 

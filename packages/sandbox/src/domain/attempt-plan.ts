@@ -1,4 +1,5 @@
 import { type AttemptSchedule, parseTimespan, parseTimestamp } from "@purchase-auth/core";
+import { clampToVirtualRange } from "../control/limits.js";
 
 /**
  * When the attempts of an authorization run (specification 2.4, supplement D):
@@ -40,9 +41,14 @@ export function maxAttempts(plan: AttemptPlan): number {
 
 /**
  * Virtual due time of attempt `attempt` (1-based). `previousAt` is when the previous attempt ran, or
- * the creation time for the first; a past due time means "as soon as possible".
+ * the creation time for the first; a past due time means "as soon as possible". A time beyond the
+ * virtual clock's end (TimeSpan allows ~29,000 years) is that end: the attempt waits for good.
  */
 export function attemptDueAt(plan: AttemptPlan, attempt: number, previousAt: number, now: number): number {
+  return clampToVirtualRange(unclampedDueAt(plan, attempt, previousAt, now));
+}
+
+function unclampedDueAt(plan: AttemptPlan, attempt: number, previousAt: number, now: number): number {
   switch (plan.kind) {
     case "relative":
       return previousAt + (plan.delaysMs[attempt - 1] ?? 0);

@@ -2,13 +2,18 @@ import { setMaxListeners } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
 import { DEFAULT_HEADERS, isGuid } from "@purchase-auth/core";
 import type { SandboxContext } from "../context.js";
-import type { FaultKind } from "../faults.js";
+import type { FaultKind, FaultView } from "../faults.js";
 import type { ServiceRoute } from "../routes/service-route.js";
-import { handleTokenRequest, tokenEndpointUnavailable } from "../routes/token-endpoint.js";
+import {
+  handleTokenRequest,
+  tokenEndpointRateLimited,
+  tokenEndpointUnavailable,
+} from "../routes/token-endpoint.js";
 import type { AccessToken } from "../state/access-tokens.js";
 import { IdempotencyStore } from "../state/idempotency.js";
 import { bodyLength, mediaType, parseJsonBody } from "./body.js";
 import { errorResponse, malformedBodyResponse, reasonResponse } from "./envelopes.js";
+import { garbledResponse, gatewayErrorResponse, rateLimitedResponse } from "./fault-responses.js";
 import type { RouteParams } from "./router.js";
 import { type ApiResponse, headerValue, type SandboxOutcome, type SandboxRequest } from "./types.js";
 
@@ -16,7 +21,20 @@ const IDEMPOTENCY_HEADER = DEFAULT_HEADERS.idempotencyKey.toLowerCase();
 const DESTROY: SandboxOutcome = { kind: "destroy" };
 
 /** A step of the pipeline either yields a value or has already decided the outcome. */
-type Step<T> = { ok: true; value: T } | { ok: false; outcome: SandboxOutcome };
+type Step<T, Other = never> = { ok: true; value: T } | { ok: false; outcome: SandboxOutcome | Other };
+/** A stored outcome to answer again (after-commit faults apply to it too). */
+type Replay = { kind: "replay"; response: ApiResponse };
+
+const AFTER_COMMIT_KINDS: readonly FaultKind[] = [
+  "drop_after_commit",
+  "gateway_error",
+  "garbled_success",
+  "delay_after_commit",
+];
+
+/** Arrival faults take a gateway_error only in its before_commit phase. */
+const beforeCommitOnly = (fault: FaultView) =>
+  fault.kind !== "gateway_error" || fault.phase === "before_commit";
 
 function respond(response: ApiResponse): SandboxOutcome {
   return { kind: "respond", ...response };
@@ -30,7 +48,7 @@ function answer(response: ApiResponse): { ok: false; outcome: SandboxOutcome } {
  * The checks every service request goes through, in the order of supplement D:
  * faults on arrival → 401 → 415 → 413 → malformed JSON (400) → idempotency key (400 parsing, replay,
  * 409 in progress, 422 expired) → latency fault → the route → outcome stored under the key →
- * drop_after_commit fault.
+ * after-commit faults.
  */
 export class ServicePipeline {
   readonly #ctx: SandboxContext;
@@ -50,12 +68,23 @@ export class ServicePipeline {
   async serveTokenEndpoint(request: SandboxRequest, path: string): Promise<SandboxOutcome> {
     const { method } = request;
     const fault = this.#ctx.faults.take(
-      ["reset_before_processing", "unavailable", "token_endpoint_down"],
+      ["reset_before_processing", "unavailable", "token_endpoint_down", "gateway_error", "rate_limited"],
       method,
       path,
+      beforeCommitOnly,
     );
-    if (fault?.kind === "reset_before_processing") return DESTROY;
-    if (fault !== undefined) return respond(tokenEndpointUnavailable());
+    switch (fault?.kind) {
+      case undefined:
+        break;
+      case "reset_before_processing":
+        return DESTROY;
+      case "gateway_error":
+        return respond(gatewayErrorResponse(fault.status ?? 502));
+      case "rate_limited":
+        return respond(tokenEndpointRateLimited(fault.retryAfterSeconds ?? 1));
+      default:
+        return respond(tokenEndpointUnavailable());
+    }
     if (!(await this.#waitOutLatency(method, path))) return DESTROY;
     return this.#afterCommit(handleTokenRequest(this.#ctx, request), method, path);
   }
@@ -75,7 +104,10 @@ export class ServicePipeline {
     const body = this.#readBody(route, request);
     if (!body.ok) return body.outcome;
     const key = this.#takeIdempotencyKey(route, request, principal.value, path);
-    if (!key.ok) return key.outcome;
+    if (!key.ok) {
+      const { outcome } = key;
+      return outcome.kind === "replay" ? this.#afterCommit(outcome.response, method, path) : outcome;
+    }
     const { idempotencyKey, scope } = key.value;
 
     let response: ApiResponse;
@@ -95,15 +127,20 @@ export class ServicePipeline {
 
   /** Faults that answer before anything is looked at: nothing is stored for them. */
   #arrivalFault(route: ServiceRoute, method: string, path: string): SandboxOutcome | undefined {
-    const kinds: FaultKind[] = ["reset_before_processing", "unavailable"];
+    const kinds: FaultKind[] = ["reset_before_processing", "unavailable", "gateway_error", "rate_limited"];
     if (route.idempotent) kinds.push("in_progress");
-    switch (this.#ctx.faults.take(kinds, method, path)?.kind) {
+    const fault = this.#ctx.faults.take(kinds, method, path, beforeCommitOnly);
+    switch (fault?.kind) {
       case "reset_before_processing":
         return DESTROY;
       case "unavailable":
         return respond(reasonResponse(503, "SERVICE_UNAVAILABLE"));
       case "in_progress":
         return respond(reasonResponse(409, "IDEMPOTENCY_REQUEST_IN_PROGRESS"));
+      case "gateway_error":
+        return respond(gatewayErrorResponse(fault.status ?? 502));
+      case "rate_limited":
+        return respond(rateLimitedResponse(fault.retryAfterSeconds ?? 1));
       default:
         return undefined;
     }
@@ -144,7 +181,7 @@ export class ServicePipeline {
     request: SandboxRequest,
     principal: AccessToken,
     path: string,
-  ): Step<{ idempotencyKey: string | undefined; scope: string | undefined }> {
+  ): Step<{ idempotencyKey: string | undefined; scope: string | undefined }, Replay> {
     const idempotencyKey = route.idempotent ? headerValue(request, IDEMPOTENCY_HEADER) : undefined;
     if (idempotencyKey === undefined) return { ok: true, value: { idempotencyKey, scope: undefined } };
     if (!isGuid(idempotencyKey)) return answer(reasonResponse(400, "IDEMPOTENCY_KEY_PARSING"));
@@ -155,7 +192,7 @@ export class ServicePipeline {
       case "taken":
         return { ok: true, value: { idempotencyKey, scope } };
       case "replay":
-        return { ok: false, outcome: this.#afterCommit(lookup.response, request.method, path) };
+        return { ok: false, outcome: { kind: "replay", response: lookup.response } };
       case "in_progress":
         return answer(reasonResponse(409, "IDEMPOTENCY_REQUEST_IN_PROGRESS"));
       case "expired":
@@ -163,17 +200,40 @@ export class ServicePipeline {
     }
   }
 
-  /** The drop_after_commit fault: the work is done (and stored), the answer never arrives. */
-  #afterCommit(response: ApiResponse, method: string, path: string): SandboxOutcome {
-    return this.#ctx.faults.take(["drop_after_commit"], method, path) ? DESTROY : respond(response);
+  /**
+   * Faults after the commit: the work is done (stored under the key, webhooks emitted), and then the
+   * answer is lost (drop_after_commit), replaced by a gateway's (gateway_error after_commit), made
+   * unreadable (garbled_success, 2xx only) or late (delay_after_commit).
+   */
+  async #afterCommit(response: ApiResponse, method: string, path: string): Promise<SandboxOutcome> {
+    const fault = this.#ctx.faults.take(AFTER_COMMIT_KINDS, method, path, (candidate) => {
+      if (candidate.kind === "gateway_error") return candidate.phase === "after_commit";
+      if (candidate.kind === "garbled_success") return response.status >= 200 && response.status < 300;
+      return true;
+    });
+    if (fault === undefined) return respond(response);
+    switch (fault.kind) {
+      case "drop_after_commit":
+        return DESTROY;
+      case "gateway_error":
+        return respond(gatewayErrorResponse(fault.status ?? 502));
+      case "garbled_success":
+        return respond(garbledResponse(response, fault.body ?? "garbled"));
+      default:
+        return (await this.#sleep(fault.latencyMs)) ? respond(response) : DESTROY;
+    }
   }
 
   /** Waits out a latency fault (real time). False when the sandbox closed meanwhile. */
   async #waitOutLatency(method: string, path: string): Promise<boolean> {
     const fault = this.#ctx.faults.take(["latency"], method, path);
-    if (fault === undefined) return true;
+    return fault === undefined || this.#sleep(fault.latencyMs);
+  }
+
+  /** Waits `ms` of real time. False when the sandbox closed meanwhile. */
+  async #sleep(ms: number): Promise<boolean> {
     try {
-      await sleep(fault.latencyMs, undefined, { signal: this.#closing.signal });
+      await sleep(ms, undefined, { signal: this.#closing.signal });
       return true;
     } catch {
       return false;

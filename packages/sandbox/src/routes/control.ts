@@ -1,5 +1,6 @@
 import { SandboxControlError } from "../control/errors.js";
-import { readAdvance, readAuthorizationFilter, readOrderFilter, readTokenStatus } from "../control/input.js";
+import { fields } from "../control/fields.js";
+import { readAuthorizationFilter, readOrderFilter, readTokenStatus } from "../control/input.js";
 import type { SandboxControl } from "../control/types.js";
 import type { DemoSeed } from "../demo.js";
 import { jsonResponse } from "../http/envelopes.js";
@@ -63,12 +64,7 @@ export function controlRoutes(control: SandboxControl, demo: () => DemoSeed | un
       method: "POST",
       path: "/sandbox/customer-tokens/{customerToken}/status",
       handle: ({ params, body }) =>
-        ok(
-          control.setCustomerTokenStatus(
-            token(params),
-            readTokenStatus((body as { status?: unknown })?.status),
-          ),
-        ),
+        ok(control.setCustomerTokenStatus(token(params), readTokenStatus(fields(body, ["status"]).status))),
     },
     {
       method: "POST",
@@ -84,7 +80,8 @@ export function controlRoutes(control: SandboxControl, demo: () => DemoSeed | un
     {
       method: "POST",
       path: "/sandbox/clock/advance",
-      handle: ({ body }) => clock(control.advanceClock(readAdvance((body as { ms?: unknown })?.ms))),
+      // The method checks the range (it knows the current virtual time).
+      handle: ({ body }) => clock(control.advanceClock(fields(body, ["ms"]).ms as number)),
     },
     { method: "GET", path: "/sandbox/faults", handle: () => ok(control.faults()) },
     {

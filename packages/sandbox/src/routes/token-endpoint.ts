@@ -111,6 +111,13 @@ export function tokenEndpointUnavailable(): ApiResponse {
   return oauthError(503, "temporarily_unavailable", "the token endpoint is temporarily unavailable");
 }
 
+/** 429 of the token endpoint (rate_limited fault), in the OAuth error shape, with `Retry-After`. */
+export function tokenEndpointRateLimited(retryAfterSeconds: number): ApiResponse {
+  return oauthError(429, "temporarily_unavailable", "too many requests; retry later", {
+    "retry-after": String(retryAfterSeconds),
+  });
+}
+
 function oauthError(
   status: number,
   error: string,

@@ -4,6 +4,7 @@ import {
   type WebhookEventOf,
   type WebhookEventType,
 } from "@purchase-auth/core";
+import { clampToVirtualRange } from "../control/limits.js";
 import { RingBuffer } from "../core/bounded.js";
 import type { VirtualClock } from "../core/clock.js";
 import { newGuid } from "../core/ids.js";
@@ -244,7 +245,7 @@ export class WebhookDispatcher {
       } else if (retryDelay === undefined) {
         this.#record(delivery, copy, result, "gave_up");
       } else {
-        const nextAttemptAt = this.#deps.clock.now() + retryDelay;
+        const nextAttemptAt = clampToVirtualRange(this.#deps.clock.now() + retryDelay);
         this.#record(delivery, copy, result, "failed", nextAttemptAt);
         this.#deps.scheduler.schedule(nextAttemptAt, "webhook redelivery", () => {
           if (generation === this.#generation) this.#enqueue({ ...delivery, attempt: delivery.attempt + 1 });
