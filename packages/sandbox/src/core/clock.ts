@@ -1,3 +1,5 @@
+import { MAX_VIRTUAL_TIME } from "../control/limits.js";
+
 /**
  * Virtual time = real time + an offset that only grows. Tests move it forward instead of sleeping;
  * between moves it runs at real speed, so a demo left running behaves like the real service.
@@ -5,9 +7,9 @@
 export class VirtualClock {
   #offsetMs = 0;
 
-  /** Virtual epoch milliseconds. */
+  /** Virtual epoch milliseconds; time stops at MAX_VIRTUAL_TIME (end of year 9999). */
   now(): number {
-    return Date.now() + this.#offsetMs;
+    return Math.min(Date.now() + this.#offsetMs, MAX_VIRTUAL_TIME);
   }
 
   /** Virtual time as an ISO 8601 string (UTC). */
