@@ -47,7 +47,7 @@ import { FaultInjector, type FaultSpec, type FaultView, MAX_ACTIVE_FAULTS } from
 import { parseJsonBody } from "./http/body.js";
 import { errorResponse } from "./http/envelopes.js";
 import { ServicePipeline } from "./http/pipeline.js";
-import { Router } from "./http/router.js";
+import { Router, resourceOf } from "./http/router.js";
 import type { ApiResponse, SandboxOutcome, SandboxRequest } from "./http/types.js";
 import { type ResolvedSandboxOptions, resolveOptions, type SandboxOptions } from "./options.js";
 import { createAuthorizationRoute } from "./routes/authorizations.js";
@@ -143,7 +143,8 @@ export class Simulator implements SandboxControl {
         return respond(await this.#serveControl(target.handle, request, query, match.params));
       this.#ctx.stats.requests++;
       if (target.kind === "token") return await this.#pipeline.serveTokenEndpoint(request, path);
-      return await this.#pipeline.serveService(target.route, request, path, match.params);
+      const resource = resourceOf(match.template, match.params);
+      return await this.#pipeline.serveService(target.route, request, path, match.params, resource);
     } catch (error) {
       reportError(`${request.method} ${request.url} failed`, error);
       return respond(errorResponse(500));

@@ -94,6 +94,7 @@ export class ServicePipeline {
     request: SandboxRequest,
     path: string,
     params: RouteParams,
+    resource: string,
   ): Promise<SandboxOutcome> {
     const { method } = request;
     const arrival = this.#arrivalFault(route, method, path);
@@ -103,7 +104,7 @@ export class ServicePipeline {
     if (!principal.ok) return principal.outcome;
     const body = this.#readBody(route, request);
     if (!body.ok) return body.outcome;
-    const key = this.#takeIdempotencyKey(route, request, principal.value, path);
+    const key = this.#takeIdempotencyKey(route, request, principal.value, resource);
     if (!key.ok) {
       const { outcome } = key;
       return outcome.kind === "replay" ? this.#afterCommit(outcome.response, method, path) : outcome;
@@ -180,13 +181,13 @@ export class ServicePipeline {
     route: ServiceRoute,
     request: SandboxRequest,
     principal: AccessToken,
-    path: string,
+    resource: string,
   ): Step<{ idempotencyKey: string | undefined; scope: string | undefined }, Replay> {
     const idempotencyKey = route.idempotent ? headerValue(request, IDEMPOTENCY_HEADER) : undefined;
     if (idempotencyKey === undefined) return { ok: true, value: { idempotencyKey, scope: undefined } };
     if (!isGuid(idempotencyKey)) return answer(reasonResponse(400, "IDEMPOTENCY_KEY_PARSING"));
 
-    const scope = IdempotencyStore.scope(principal.merchantId, request.method, path, idempotencyKey);
+    const scope = IdempotencyStore.scope(principal.merchantId, request.method, resource, idempotencyKey);
     const lookup = this.#ctx.idempotency.begin(scope, this.#ctx.clock.now());
     switch (lookup.kind) {
       case "taken":

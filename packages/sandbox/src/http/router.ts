@@ -2,12 +2,13 @@
 export type RouteParams = Readonly<Record<string, string>>;
 
 export type RouteMatch<R> =
-  | { kind: "found"; route: R; params: RouteParams }
+  | { kind: "found"; route: R; params: RouteParams; template: string }
   | { kind: "method_not_allowed"; allow: readonly string[] }
   | { kind: "not_found" };
 
 interface Entry<R> {
   method: string;
+  template: string;
   /** Literal segments, or `{name}` for a parameter. */
   segments: readonly string[];
   route: R;
@@ -21,7 +22,7 @@ export class Router<R> {
   readonly #entries: Entry<R>[] = [];
 
   add(method: string, template: string, route: R): this {
-    this.#entries.push({ method: method.toUpperCase(), segments: template.split("/"), route });
+    this.#entries.push({ method: method.toUpperCase(), template, segments: template.split("/"), route });
     return this;
   }
 
@@ -31,7 +32,8 @@ export class Router<R> {
     for (const entry of this.#entries) {
       const params = matchSegments(entry.segments, segments);
       if (params === undefined) continue;
-      if (entry.method === method) return { kind: "found", route: entry.route, params };
+      if (entry.method === method)
+        return { kind: "found", route: entry.route, params, template: entry.template };
       allow.push(entry.method);
     }
     return allow.length > 0 ? { kind: "method_not_allowed", allow } : { kind: "not_found" };
@@ -62,4 +64,16 @@ function decodeSegment(segment: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The resource a request addresses, independent of how its path was spelled: the template with each
+ * parameter decoded and in lower case ("/manage/orders/{orderId}/capture" with "%41BC…" → ".../abc…").
+ * Ids are GUIDs, looked up case-insensitively, so every spelling that reaches the same resource gives
+ * the same key. Idempotency keys are scoped by it.
+ */
+export function resourceOf(template: string, params: RouteParams): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) =>
+    encodeURIComponent((params[name] ?? "").toLowerCase()),
+  );
 }

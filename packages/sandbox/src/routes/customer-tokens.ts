@@ -24,11 +24,14 @@ export function getCustomerTokenRoute(ctx: SandboxContext): ServiceRoute {
   };
 }
 
-/** DELETE: the token becomes Cancelled; later authorizations get TOKEN_CANCELLED. Repeating it is a no-op. */
+/**
+ * DELETE: the token becomes Cancelled; later authorizations get TOKEN_CANCELLED. Repeating it is a
+ * no-op. A write like the order writes: it accepts Service-Idempotency-Key (core sends one).
+ */
 export function cancelCustomerTokenRoute(ctx: SandboxContext): ServiceRoute {
   return {
     body: "none",
-    idempotent: false,
+    idempotent: true,
     handle(call) {
       const token = ownedToken(ctx, call);
       if (token === undefined) return errorResponse(404);

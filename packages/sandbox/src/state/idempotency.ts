@@ -15,8 +15,9 @@ export type IdempotencyLookup =
   | { kind: "expired" };
 
 /**
- * Outcomes bound to idempotency keys. A key is scoped by merchant + method + path, so the same GUID
- * used by two merchants, or for two different orders, never collides.
+ * Outcomes bound to idempotency keys. A key is scoped by merchant + method + resource (the route with
+ * its ids decoded and in lower case, see `resourceOf`), so the same GUID used by two merchants, or for
+ * two different orders, never collides, while every spelling of one order's path is one scope.
  *
  * Entries are kept in insertion order, which is (close to) storage order, so expired ones are dropped
  * from the front as new keys arrive: memory stays bounded without scanning history.
@@ -29,8 +30,8 @@ export class IdempotencyStore {
     this.#maxKeys = maxKeys;
   }
 
-  static scope(merchantId: string, method: string, path: string, key: string): string {
-    return `${merchantId} ${method} ${path} ${key.toLowerCase()}`;
+  static scope(merchantId: string, method: string, resource: string, key: string): string {
+    return `${merchantId} ${method} ${resource} ${key.toLowerCase()}`;
   }
 
   /** Looks the key up; when it is new, takes it (in progress). */
