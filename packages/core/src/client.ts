@@ -8,8 +8,7 @@ import { createDefaultDispatcher } from "./http/transport.js";
 import { Authorizations } from "./resources/authorizations.js";
 import { CustomerTokens } from "./resources/customer-tokens.js";
 import { Orders } from "./resources/orders.js";
-import type { RequestOptions } from "./resources/request-options.js";
-import { type ResendResult, resendUnknownWrite } from "./resources/unknown-writes.js";
+import { type ResendOptions, type ResendResult, resendUnknownWrite } from "./resources/unknown-writes.js";
 import type { WebhookEvent } from "./schemas/webhook-events.js";
 import { type VerifyWebhookOptions, verifyWebhook, type WebhookHeaders } from "./webhooks/verify.js";
 
@@ -59,9 +58,11 @@ export class PurchaseAuthClient {
    * Resolves a write whose outcome was unknown (`OutcomeUnknownError.write`, stored as JSON): sends
    * it again exactly as first sent, with its key, also from another process after a restart. Once
    * the service's idempotency window has passed it throws `IdempotencyWindowPassedError` and sends
-   * nothing, since the service may then treat the key as new and charge twice.
+   * nothing, since the service may then treat the key as new and charge twice. Any other error
+   * follows the outcome model: a definite answer about the key, or still unknown (never "not sent":
+   * the first send may have taken effect).
    */
-  resendUnknownWrite(write: UnknownWrite, options?: RequestOptions): Promise<ResendResult> {
+  resendUnknownWrite(write: UnknownWrite, options?: ResendOptions): Promise<ResendResult> {
     return resendUnknownWrite(this.#executor, write, options);
   }
 

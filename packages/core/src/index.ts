@@ -16,7 +16,7 @@ export * from "./money/minor-units.js";
 export type { CreateAuthorizationResult } from "./resources/authorizations.js";
 export type { CancelInput, CaptureInput, OrderWriteResult, RefundInput } from "./resources/orders.js";
 export type { RequestOptions, WriteOptions } from "./resources/request-options.js";
-export type { ResendResult } from "./resources/unknown-writes.js";
+export type { ResendOptions, ResendResult } from "./resources/unknown-writes.js";
 export * from "./schemas/authorization-request.js";
 export * from "./schemas/common.js";
 export * from "./schemas/customer-tokens.js";

@@ -74,7 +74,7 @@ describe("authorizations.create", () => {
       .create(validRequest({ customerToken: token }))
       .catch((e) => e);
     expect(DeclinedError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ status: 422, reason, retryable: false });
+    expect(error).toMatchObject({ status: 422, reason, outcome: "refused", retry: "no" });
     expect(error.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(error.message).toContain(reason);
     // One token request and one create: a definite answer is never retried.

@@ -176,7 +176,8 @@ describe("token endpoint failures", () => {
     const error = await shop.client.authorizations.create(chargeOf(shop)).catch((e) => e);
     expect(ServiceUnavailableError.isInstance(error)).toBe(true);
     expect(AuthenticationError.isInstance(error)).toBe(false);
-    expect(error).toMatchObject({ outcome: "not_sent", retry: "same-key" });
+    // Nothing was sent: a new attempt (even with a new key) cannot charge twice.
+    expect(error).toMatchObject({ outcome: "not_sent", retry: "new-attempt" });
     expect(authorizationsOf(shop)).toHaveLength(0);
   });
 

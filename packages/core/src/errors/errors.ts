@@ -24,21 +24,28 @@ export type FailedOutcome = "refused" | "not_sent" | "unknown";
 export type WriteOutcome = "done" | FailedOutcome;
 
 /**
- * What to do after an error: `same-key` (repeat the same call with the same idempotency key: the
- * outcome is unknown, or nothing was sent and the service may be back soon), `new-attempt` (a
- * definite failure worth trying again as a new attempt with a NEW key, e.g. PAYMENT_FAILED),
- * `no` (repeating cannot help: fix the input, choose another payment method, or ask a person).
+ * What to do after an error:
+ * - `same-key`: only on an unknown outcome. Repeat the same request with the same idempotency key
+ *   (or `client.resendUnknownWrite(error.write)`) to learn what happened; never a new key.
+ * - `new-attempt`: nothing was done and trying again may work: a decline worth retrying
+ *   (PAYMENT_FAILED, SERVICE_UNAVAILABLE), a rate limit, or a call that was not sent (the service
+ *   or its token endpoint unreachable, an abort). A new attempt may take a new key.
+ * - `no`: repeating cannot help: fix the input or the configuration, choose another payment method,
+ *   or (IdempotencyWindowPassedError) look the write up at the service and decide by hand.
  */
 export type RetryAdvice = "same-key" | "new-attempt" | "no";
 
+/** The writes of the client: each ends done, refused, not_sent or unknown. */
+export type WriteOperation =
+  | "authorizations.create"
+  | "orders.capture"
+  | "orders.cancel"
+  | "orders.refund"
+  | "customerTokens.cancel";
+
 /** A write whose outcome is unknown, exactly as sent: store it (JSON) and resend it later. */
 export interface UnknownWrite {
-  readonly operation:
-    | "authorizations.create"
-    | "orders.capture"
-    | "orders.cancel"
-    | "orders.refund"
-    | "customerTokens.cancel";
+  readonly operation: WriteOperation;
   readonly method: "POST" | "DELETE";
   /** Holds ids (a customer token): store it, never log it. */
   readonly path: string;
@@ -249,9 +256,9 @@ export class IdempotencyError extends PurchaseAuthError {
 
 /**
  * Nothing was done, and trying later may work: the token endpoint or the service could not be
- * reached before anything was sent, or the service rate-limited every attempt (429), or a read
- * kept failing. Never thrown for a write that may have reached the service (that is
- * OutcomeUnknownError). Repeat later; the same key is safe.
+ * reached before anything was sent (`not_sent`), or the service rate-limited every attempt (429,
+ * `refused`), or a read kept failing. Never thrown for a write that may have reached the service
+ * (that is OutcomeUnknownError). `retry` is `new-attempt`.
  */
 export class ServiceUnavailableError extends PurchaseAuthError {
   static override readonly kind: string = "ServiceUnavailableError";
@@ -261,11 +268,14 @@ export class ServiceUnavailableError extends PurchaseAuthError {
     return kindOf(value) === "ServiceUnavailableError";
   }
   override get retry(): RetryAdvice {
-    return "same-key";
+    return this.outcome === "unknown" ? "same-key" : "new-attempt";
   }
 }
 
-/** The caller's signal aborted the call before anything was sent (after sending: OutcomeUnknownError). */
+/**
+ * The caller's signal aborted the call before anything was sent (after sending: OutcomeUnknownError).
+ * `cause` is the signal's reason; `retry` is `new-attempt` (nothing happened).
+ */
 export class AbortedError extends PurchaseAuthError {
   static override readonly kind: string = "AbortedError";
   static override readonly defaultOutcome: FailedOutcome = "not_sent";
@@ -274,7 +284,7 @@ export class AbortedError extends PurchaseAuthError {
     return kindOf(value) === "AbortedError";
   }
   override get retry(): RetryAdvice {
-    return "same-key";
+    return "new-attempt";
   }
 }
 

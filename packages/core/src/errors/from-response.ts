@@ -41,11 +41,6 @@ export function parseErrorBody(body: string): ParsedErrorBody {
 const IDEMPOTENCY_REASONS = new Set(["IDEMPOTENCY_RESPONSE_EXPIRED", "IDEMPOTENCY_KEY_PARSING"]);
 const ORDER_REASONS = new Set(["INVALID_ORDER_STATE", "AMOUNT_EXCEEDS_REMAINING"]);
 
-/** True when the answer says another request with this key is still running. */
-export function isInProgress(status: number, body: ParsedErrorBody): boolean {
-  return status === 409 || body.reasons.some((entry) => entry.reason === "IDEMPOTENCY_REQUEST_IN_PROGRESS");
-}
-
 /**
  * The error for a non-2xx answer. Classified by reason first (the supplement: "classify by reason,
  * never by status alone"), then by status.

@@ -12,7 +12,7 @@ export type AttemptFailure =
   | { kind: "network"; error: unknown }
   /** No answer in time: it may have arrived. */
   | { kind: "timeout" }
-  /** 5xx, 409 in progress, 429, or a 2xx whose body this client cannot read. */
+  /** 5xx, 408, 409 in progress, 429, or a 2xx whose body this client cannot read. */
   | { kind: "http"; response: HttpResponse; unreadable?: boolean }
   /** The token endpoint could not be reached: nothing was sent to the service. */
   | { kind: "token"; error: TokenEndpointUnreachableError }
@@ -32,11 +32,6 @@ const NOT_CONNECTED_CODES = new Set([
 export function isNotConnected(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
   return typeof code === "string" && NOT_CONNECTED_CODES.has(code);
-}
-
-/** HTTP answers that say nothing definite about the key: retried with the same key. */
-export function isUncertainStatus(status: number): boolean {
-  return status === 500 || status === 502 || status === 503 || status === 504;
 }
 
 export function isTimeout(error: unknown): boolean {

@@ -8,7 +8,9 @@ export function retryAfterMs(value: string | undefined, now: number = Date.now()
 
 /**
  * Delay before retry number `retry` (1-based): capped exponential backoff with full jitter, so many
- * clients that failed together do not retry together. A server's Retry-After wins when longer.
+ * clients that failed together do not retry together. A server's Retry-After wins when longer, and
+ * is not capped: retrying before it would only be refused again (the caller ends the call instead
+ * when it does not fit the deadline).
  */
 export function backoffDelayMs(
   retry: number,
@@ -18,7 +20,7 @@ export function backoffDelayMs(
 ): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
   const jittered = Math.floor(random() * ceiling);
-  return Math.min(policy.maxDelayMs, Math.max(jittered, serverHintMs ?? 0));
+  return Math.max(jittered, serverHintMs ?? 0);
 }
 
 /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */

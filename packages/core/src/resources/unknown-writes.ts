@@ -1,12 +1,12 @@
 import { z } from "zod";
-import type { UnknownWrite } from "../errors/errors.js";
+import { type UnknownWrite, ValidationError } from "../errors/errors.js";
 import type { Executor } from "../http/executor.js";
 import { guidSchema } from "../schemas/common.js";
 import { createAuthorizationResponseSchema } from "../schemas/envelopes.js";
 import { parseOrThrow } from "../validation/parse.js";
 import type { CreateAuthorizationResult } from "./authorizations.js";
 import type { OrderWriteResult } from "./orders.js";
-import { bodyMatches, parseSuccessBody, type RequestOptions } from "./request-options.js";
+import { bodyMatches, parseSuccessBody } from "./request-options.js";
 
 // Resolving a write whose outcome was unknown: the exact request again, with its key, while the
 // service still answers that key. Works from a stored record, in another process, after a restart.
@@ -17,20 +17,33 @@ export type ResendResult =
   | { operation: "orders.capture" | "orders.cancel" | "orders.refund"; result: OrderWriteResult }
   | { operation: "customerTokens.cancel"; result: { requestId: string } };
 
-const unknownWriteSchema = z.object({
-  operation: z.enum([
-    "authorizations.create",
-    "orders.capture",
-    "orders.cancel",
-    "orders.refund",
-    "customerTokens.cancel",
-  ]),
-  method: z.enum(["POST", "DELETE"]),
-  path: z.string().startsWith("/"),
-  body: z.string().optional(),
-  idempotencyKey: guidSchema,
-  firstSentAt: z.iso.datetime({ offset: true }),
-});
+/** Options of `client.resendUnknownWrite`. */
+export interface ResendOptions {
+  /** Aborts the resend, including retries and backoff. */
+  signal?: AbortSignal;
+  /** The time the idempotency window is judged at. Default: the client's clock (`now` option). */
+  now?: Date;
+}
+
+const unknownWriteSchema = z
+  .object({
+    operation: z.enum([
+      "authorizations.create",
+      "orders.capture",
+      "orders.cancel",
+      "orders.refund",
+      "customerTokens.cancel",
+    ]),
+    method: z.enum(["POST", "DELETE"]),
+    path: z.string().startsWith("/"),
+    body: z.string().optional(),
+    idempotencyKey: guidSchema,
+    firstSentAt: z.iso.datetime({ offset: true }),
+  })
+  .refine((write) => (write.method === "DELETE") === (write.operation === "customerTokens.cancel"), {
+    message: "method does not match the operation",
+    path: ["method"],
+  });
 
 const acceptedSchema = z.object({ id: z.string() });
 const GUID_IN_PATH = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
@@ -43,9 +56,13 @@ const GUID_IN_PATH = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export async function resendUnknownWrite(
   executor: Executor,
   write: UnknownWrite,
-  options: RequestOptions = {},
+  options: ResendOptions = {},
 ): Promise<ResendResult> {
   const checked = parseOrThrow(unknownWriteSchema, write, "write");
+  const now = options.now;
+  if (now !== undefined && (!(now instanceof Date) || Number.isNaN(now.getTime()))) {
+    throw new ValidationError([{ path: "now", rule: "type", message: "now must be a valid Date" }]);
+  }
   const isCreate = checked.operation === "authorizations.create";
   const operation = `Resend ${checked.operation}`;
   const response = await executor.execute({
@@ -56,6 +73,7 @@ export async function resendUnknownWrite(
     operation,
     write: checked.operation,
     firstSentAt: new Date(checked.firstSentAt),
+    ...(now === undefined ? {} : { now: now.getTime() }),
     ...(isCreate ? { accepts: bodyMatches(createAuthorizationResponseSchema) } : {}),
     ...(checked.operation === "customerTokens.cancel" ? { accepts: bodyMatches(acceptedSchema) } : {}),
     ...(options.signal === undefined ? {} : { signal: options.signal }),

@@ -1,0 +1,143 @@
+import {
+  AbortedError,
+  IdempotencyError,
+  IdempotencyWindowPassedError,
+  OutcomeUnknownError,
+  type PurchaseAuthError,
+  ServiceUnavailableError,
+  type UnknownWrite,
+  type WriteOperation,
+} from "../errors/errors.js";
+import { type AttemptFailure, describeFailure } from "./attempt-failure.js";
+
+// The error a call ends with, by the outcome model: once an attempt may have taken effect (in this
+// call, or in an earlier one that sent the same key), only a definite answer from the service about
+// that key is anything but an OutcomeUnknownError.
+
+/** What the executor needs to know of a call to describe how it ended. */
+export interface CallDescription {
+  method: "GET" | "POST" | "DELETE";
+  path: string;
+  body?: string;
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+  operation: string;
+  /** Set on writes: the operation an unknown outcome's record names. */
+  write?: WriteOperation;
+}
+
+export interface CallState {
+  /** When this key was first sent (by this call, or by an earlier one the caller told us of). */
+  firstSentAt: Date | undefined;
+  /** True once an attempt with this key may have reached the service and we did not see its effect. */
+  mayHaveTakenEffect: boolean;
+}
+
+/** True when the call's outcome is unknown if it ends now without a definite answer about the key. */
+function isUncertainWrite(call: CallDescription, state: CallState): boolean {
+  return state.mayHaveTakenEffect && call.write !== undefined && call.idempotencyKey !== undefined;
+}
+
+/** The error for a write that may or may not have taken effect: repeat it with the same key. */
+export function unknownOutcome(
+  call: CallDescription,
+  state: CallState,
+  why: string,
+  cause: unknown,
+  nowMs: number,
+): OutcomeUnknownError {
+  const write: UnknownWrite = {
+    operation: call.write ?? "authorizations.create",
+    method: call.method === "DELETE" ? "DELETE" : "POST",
+    path: call.path,
+    ...(call.body === undefined ? {} : { body: call.body }),
+    idempotencyKey: call.idempotencyKey!,
+    firstSentAt: (state.firstSentAt ?? new Date(nowMs)).toISOString(),
+  };
+  return new OutcomeUnknownError(
+    `${call.operation}: outcome unknown (an attempt may have reached the service, ${why}); repeat with the same idempotency key`,
+    { write, ...(cause === undefined ? {} : { cause }) },
+  );
+}
+
+/** A key that must not be sent again: the service may already have forgotten it. */
+export function windowPassed(
+  call: CallDescription,
+  firstSentAt: Date,
+  cause?: unknown,
+): IdempotencyWindowPassedError {
+  return new IdempotencyWindowPassedError(
+    `${call.operation}: this idempotency key was first sent at ${firstSentAt.toISOString()}, past the service's idempotency window; it is not sent again (it could charge twice). Look the write up at the service.`,
+    { idempotencyKey: call.idempotencyKey!, firstSentAt, ...(cause === undefined ? {} : { cause }) },
+  );
+}
+
+/** The caller's abort: AbortedError when nothing of the write can have taken effect, unknown otherwise. */
+export function abortedOutcome(call: CallDescription, state: CallState, nowMs: number): PurchaseAuthError {
+  const reason = call.signal?.reason;
+  if (isUncertainWrite(call, state))
+    return unknownOutcome(call, state, "then the caller aborted", reason, nowMs);
+  return new AbortedError(`${call.operation}: aborted by the caller before anything was sent`, {
+    cause: reason,
+    ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }),
+  });
+}
+
+/**
+ * A definite answer: the error as it is, unless it cannot be about what an earlier uncertain attempt
+ * did (not the service's envelope, or a status this client does not know), or says the key's stored
+ * answer is gone (IDEMPOTENCY_RESPONSE_EXPIRED: whatever the key did stays unknown).
+ */
+export function definiteOutcome(
+  call: CallDescription,
+  state: CallState,
+  error: PurchaseAuthError,
+  fromService: boolean,
+  nowMs: number,
+): PurchaseAuthError {
+  if (call.write === undefined) return error;
+  if (IdempotencyError.isInstance(error) && error.reason === "IDEMPOTENCY_RESPONSE_EXPIRED") {
+    return windowPassed(call, state.firstSentAt ?? new Date(nowMs), error);
+  }
+  const aboutTheKey = fromService && error.name !== "UnexpectedResponseError";
+  if (isUncertainWrite(call, state) && !aboutTheKey) {
+    return unknownOutcome(call, state, `then HTTP ${error.status}`, error, nowMs);
+  }
+  return error;
+}
+
+/** A refusal that says nothing about the key (a 401, a token endpoint refusing our credentials). */
+export function refusalOutcome(
+  call: CallDescription,
+  state: CallState,
+  error: PurchaseAuthError,
+  why: string,
+  nowMs: number,
+): PurchaseAuthError {
+  return isUncertainWrite(call, state) ? unknownOutcome(call, state, why, error, nowMs) : error;
+}
+
+/** The error for a call whose retries or deadline ran out with `last` as its last failure. */
+export function gaveUpOutcome(
+  call: CallDescription,
+  state: CallState,
+  last: AttemptFailure,
+  nowMs: number,
+): PurchaseAuthError {
+  const cause = "error" in last ? last.error : undefined;
+  const why = describeFailure(last);
+  if (isUncertainWrite(call, state)) return unknownOutcome(call, state, why, cause, nowMs);
+  const rateLimited = last.kind === "http" && last.response.status === 429;
+  return new ServiceUnavailableError(
+    rateLimited
+      ? `${call.operation}: rate-limited (HTTP 429) until the deadline or the retries ran out; nothing was charged or changed, try again later`
+      : `${call.operation}: the service could not be reached (${why}); nothing was charged or changed, try again later`,
+    {
+      // An answer (429 on a write; any answer on a read, which changes nothing) is a refusal.
+      outcome: last.kind === "http" ? "refused" : "not_sent",
+      ...(last.kind === "http" ? { status: last.response.status } : {}),
+      ...(call.idempotencyKey === undefined ? {} : { idempotencyKey: call.idempotencyKey }),
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
+}
