@@ -9,15 +9,19 @@ import {
   tokenEndpointRateLimited,
   tokenEndpointUnavailable,
 } from "../routes/token-endpoint.js";
+import { MAX_VALIDATION_ENTRIES } from "../routes/validation.js";
 import type { AccessToken } from "../state/access-tokens.js";
 import { IdempotencyStore } from "../state/idempotency.js";
-import { bodyLength, mediaType, parseJsonBody } from "./body.js";
+import { bodyLength, bodyText, mediaType, parseJsonBody } from "./body.js";
+import { parseBoundedJson } from "./bounded-json.js";
 import { errorResponse, malformedBodyResponse, reasonResponse } from "./envelopes.js";
 import { garbledResponse, gatewayErrorResponse, rateLimitedResponse } from "./fault-responses.js";
 import type { RouteParams } from "./router.js";
 import { type ApiResponse, headerValue, type SandboxOutcome, type SandboxRequest } from "./types.js";
 
 const IDEMPOTENCY_HEADER = DEFAULT_HEADERS.idempotencyKey.toLowerCase();
+/** Bodies above this size are read by `parseBoundedJson` (smaller ones cannot be costly to parse). */
+const BOUNDED_JSON_ABOVE_BYTES = 64 * 1024;
 const DESTROY: SandboxOutcome = { kind: "destroy" };
 
 /** A step of the pipeline either yields a value or has already decided the outcome. */
@@ -169,6 +173,17 @@ export class ServicePipeline {
       return answer(errorResponse(415));
     }
     if (tooLarge) return answer(errorResponse(413));
+    if (route.walkedArrays !== undefined && bodyLength(request) > BOUNDED_JSON_ABOVE_BYTES) {
+      const text = bodyText(request);
+      const read =
+        text === undefined ? undefined : parseBoundedJson(text, route.walkedArrays, MAX_VALIDATION_ENTRIES);
+      if (read?.ok) return { ok: true, value: read.value };
+      return answer(
+        malformedBodyResponse(
+          `(request) must be ${text === undefined ? "UTF-8 encoded JSON" : "valid JSON"}`,
+        ),
+      );
+    }
     const parsed = parseJsonBody(request, route.body === "optional_json" ? {} : undefined);
     return parsed.ok ? { ok: true, value: parsed.value } : answer(malformedBodyResponse(parsed.message));
   }

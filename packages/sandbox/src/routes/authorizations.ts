@@ -1,4 +1,4 @@
-import { authorizationRequestSchema, orderTotalCents } from "@purchase-auth/core";
+import { orderTotalCents } from "@purchase-auth/core";
 import type { SandboxContext } from "../context.js";
 import { newGuid } from "../core/ids.js";
 import { maxAttempts, planAttempts } from "../domain/attempt-plan.js";
@@ -6,6 +6,7 @@ import type { AuthorizationProcessor } from "../domain/authorization-processor.j
 import { errorResponse, reasonResponse, successResponse } from "../http/envelopes.js";
 import type { ApiResponse } from "../http/types.js";
 import { TOKEN_STATUS_REASONS } from "../state/customer-tokens.js";
+import { AUTHORIZATION_WALKED_ARRAYS, parseAuthorizationRequest } from "./bounded-validation.js";
 import type { ServiceCall, ServiceRoute } from "./service-route.js";
 import { validationFailure } from "./validation.js";
 
@@ -21,6 +22,7 @@ export function createAuthorizationRoute(
 ): ServiceRoute {
   return {
     body: "json",
+    walkedArrays: AUTHORIZATION_WALKED_ARRAYS,
     idempotent: true,
     handle: (call) => createAuthorization(ctx, processor, call),
   };
@@ -31,8 +33,8 @@ function createAuthorization(
   processor: AuthorizationProcessor,
   call: ServiceCall,
 ): ApiResponse {
-  const parsed = authorizationRequestSchema.safeParse(call.body);
-  if (!parsed.success) return validationFailure(parsed.error, call.body);
+  const { checked, result: parsed } = parseAuthorizationRequest(call.body);
+  if (!parsed.success) return validationFailure(parsed.error, checked);
   const request = parsed.data;
   const { order } = request;
 

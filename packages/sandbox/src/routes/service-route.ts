@@ -14,6 +14,11 @@ export interface ServiceCall {
 export interface ServiceRoute {
   /** none: no body read; json: application/json required; optional_json: an empty body reads as `{}`. */
   readonly body: "none" | "json" | "optional_json";
+  /**
+   * For a large `json` body: the arrays the route's schema walks element by element (path from the
+   * root, e.g. ".order.items" → issues of one element), so the body is read by `parseBoundedJson`.
+   */
+  readonly walkedArrays?: ReadonlyMap<string, (value: unknown) => number>;
   /** Accepts Service-Idempotency-Key (the create call and the order writes). */
   readonly idempotent: boolean;
   handle(call: ServiceCall): ApiResponse;
