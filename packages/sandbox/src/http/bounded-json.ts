@@ -180,7 +180,7 @@ export function parseBoundedJson(
     }
 
     if (code === 0x7b || code === 0x5b) {
-      if (top !== undefined && top.hasValue) return { ok: false };
+      if (top?.hasValue) return { ok: false };
       if (top === undefined && rootRead) return { ok: false };
       const path = childPath(top);
       const walk = code === 0x5b ? walked.get(path) : undefined;
