@@ -1,0 +1,145 @@
+import {
+  type AuthorizationRequest,
+  type AuthorizationRequestInput,
+  type CreateAuthorizationResult,
+  outcomeOf,
+  type WriteOptions,
+} from "@purchase-auth/core";
+import { requestOf } from "../items.js";
+import { batchChargeKey } from "../keys.js";
+import { type BatchItemRecord, type BatchStore, type ItemChange, isOpen } from "../state/types.js";
+import { BatchFatalError, type CallContext, changeForError, changeForSuccess } from "./classify.js";
+import type { ResolvedDeclinePolicy } from "./decline-policy.js";
+
+/** What the engine needs of core's `PurchaseAuthClient` (a real client fits). */
+export interface ChargeClient {
+  authorizations: {
+    create(
+      request: AuthorizationRequestInput | AuthorizationRequest,
+      options?: WriteOptions,
+    ): Promise<CreateAuthorizationResult>;
+  };
+}
+
+export interface Engine {
+  client: ChargeClient;
+  store: BatchStore;
+  policy: ResolvedDeclinePolicy;
+  keyNamespace: string | undefined;
+  now: () => Date;
+  unknownRetryDelayMs: number;
+  notSentRetryDelayMs: number;
+  signal: AbortSignal | undefined;
+  /** Awaited before an item's request is written ahead and sent (the rate limiter waits here). */
+  beforeSend?: () => Promise<void>;
+}
+
+export interface StepOutcome {
+  /** The item after this step; undefined when another worker changed it meanwhile. */
+  record: BatchItemRecord | undefined;
+  /** Whether a request was sent. */
+  sent: boolean;
+}
+
+/**
+ * One step of one item, the unit of work of every runner:
+ * - `pending` / `retry_scheduled`: derive the attempt's key, WRITE AHEAD (status `sending`, key,
+ *   exact request, first-sent time) and only then send;
+ * - `sending` / `unknown` (a crash or an unknown outcome): send the stored request again with the
+ *   stored key and first-sent time: core refuses (IdempotencyWindowPassedError, nothing sent) once
+ *   the key's window has passed, and the item becomes `needs_review`;
+ * then store what came back in one compare-and-set with the new status.
+ */
+export async function processItem(engine: Engine, record: BatchItemRecord): Promise<StepOutcome> {
+  const now = engine.now();
+  if (!isOpen(record.status) || (record.notBefore !== undefined && record.notBefore > now)) {
+    return { record, sent: false };
+  }
+  // Waits for the rate limiter before writing ahead, so the first-sent time is the sending time.
+  await engine.beforeSend?.();
+
+  let sendRecord: BatchItemRecord;
+  let request: AuthorizationRequestInput | AuthorizationRequest;
+  const resuming = record.status === "sending" || record.status === "unknown";
+  if (resuming) {
+    if (
+      record.idempotencyKey === undefined ||
+      record.request === undefined ||
+      record.firstSentAt === undefined
+    ) {
+      throw new Error(
+        `Batch ${record.batchId}: item ${record.itemId} is ${record.status} without its write-ahead record`,
+      );
+    }
+    sendRecord = record;
+    request = JSON.parse(record.request) as AuthorizationRequestInput;
+  } else {
+    // `pending` keeps its attempt number (nothing with its key reached the service); a scheduled
+    // retry is a new attempt with a new key.
+    const attempt =
+      record.status === "retry_scheduled" || record.attempt === 0 ? record.attempt + 1 : record.attempt;
+    const built = requestOf(record.item, engine.policy.defaultSchedule);
+    if ("invalid" in built) {
+      const rejected = await engine.store.transition(
+        record,
+        { status: "rejected", reason: `INVALID_REQUEST: ${built.invalid}`, notBefore: null },
+        now,
+      );
+      return { record: rejected, sent: false };
+    }
+    const key = batchChargeKey(
+      record.batchId,
+      record.itemId,
+      record.item.customerToken,
+      attempt,
+      engine.keyNamespace,
+    );
+    const written = await engine.store.transition(
+      record,
+      {
+        status: "sending",
+        attempt,
+        idempotencyKey: key,
+        request: JSON.stringify(built.request),
+        firstSentAt: now,
+        notBefore: null,
+      },
+      now,
+    );
+    if (written === undefined) return { record: undefined, sent: false };
+    sendRecord = written;
+    request = built.request;
+  }
+
+  const key = sendRecord.idempotencyKey!;
+  const options: WriteOptions = {
+    idempotencyKey: key,
+    ...(resuming ? { firstSentAt: sendRecord.firstSentAt! } : {}),
+    ...(engine.signal === undefined ? {} : { signal: engine.signal }),
+  };
+  let change: ItemChange;
+  const call = (at: Date): CallContext => ({
+    attempt: sendRecord.attempt,
+    idempotencyKey: key,
+    sentBefore: resuming,
+    now: at,
+    unknownRetryDelayMs: engine.unknownRetryDelayMs,
+    notSentRetryDelayMs: engine.notSentRetryDelayMs,
+  });
+  try {
+    const created = await engine.client.authorizations.create(request, options);
+    change = changeForSuccess(created, call(engine.now()));
+  } catch (error) {
+    try {
+      change = changeForError(error, call(engine.now()), engine.policy);
+    } catch (fatal) {
+      if (fatal instanceof BatchFatalError && !resuming && outcomeOf(error) === "not_sent") {
+        // Nothing was sent with the key written ahead: the item goes back to waiting for it.
+        await engine.store.transition(sendRecord, { status: "pending" }, engine.now());
+      }
+      throw fatal;
+    }
+  }
+  const stored = await engine.store.transition(sendRecord, change, engine.now());
+  return { record: stored ?? (await engine.store.get(record.batchId, record.itemId)), sent: true };
+}

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BatchStore, type ChargeItem, runBatch } from "../src/index.js";
+import {
+  cents,
+  chargeItem,
+  chargesByItem,
+  clearFaults,
+  injectFaults,
+  openShop,
+  type Shop,
+  sandboxRecords,
+} from "./support/sandbox.js";
+import { STORES } from "./support/stores.js";
+
+// A batch against the real sandbox over HTTP, with each store: everyone is charged exactly once,
+// and what the summary says is what the sandbox holds.
+
+describe.each(STORES)("a batch with the $name store", ({ open }) => {
+  let shop: Shop;
+  let store: BatchStore;
+  beforeAll(async () => {
+    shop = await openShop();
+    store = await open();
+  });
+  afterAll(() => shop.sandbox.close());
+
+  it("charges every item exactly once, and a second run of the same batch sends nothing", async () => {
+    const items: ChargeItem[] = Array.from({ length: 60 }, (_, i) =>
+      chargeItem(`once-${i}`, shop.token(), `${i + 1}.${String(i % 100).padStart(2, "0")}`),
+    );
+    const first = await runBatch({ client: shop.client, store, batchId: "once", items, concurrency: 6 });
+    expect(first).toMatchObject({ total: 60, charged: 60, unknown: 0, pending: 0, complete: true, sent: 60 });
+
+    const again = await runBatch({ client: shop.client, store, batchId: "once", items, concurrency: 6 });
+    expect(again).toMatchObject({ total: 60, charged: 60, complete: true, sent: 0 });
+
+    const byItem = chargesByItem(await sandboxRecords(shop));
+    let expectedCents = 0n;
+    for (const item of items) {
+      const charges = byItem.get(item.itemId);
+      expect(charges, item.itemId).toMatchObject({ succeeded: 1, captures: 1 });
+      const itemCents = cents(String(item.order.items[0]!.unitPrice));
+      expect(charges!.capturedCents, item.itemId).toBe(itemCents);
+      expectedCents += itemCents;
+    }
+    const total = [...byItem.entries()]
+      .filter(([itemId]) => itemId.startsWith("once-"))
+      .reduce((sum, [, charges]) => sum + charges.capturedCents, 0n);
+    expect(total).toBe(expectedCents);
+  });
+
+  it("ends declines by reason; PAYMENT_FAILED and SERVICE_UNAVAILABLE become new attempts with new keys", async () => {
+    const items = [
+      chargeItem("decl-revoked", shop.token({ status: "Revoked" })),
+      chargeItem("decl-nofunds", shop.token({ funds: "1.00" })),
+      chargeItem("decl-denied", shop.token({ failureReason: "PAYMENT_DENIED" })),
+      chargeItem("decl-failed-then-ok", shop.token({ failNextAttempts: ["PAYMENT_FAILED"] })),
+      chargeItem(
+        "decl-unavail-twice-then-ok",
+        shop.token({ failNextAttempts: ["SERVICE_UNAVAILABLE", "PAYMENT_FAILED"] }),
+      ),
+      chargeItem("decl-failed-always", shop.token({ failureReason: "PAYMENT_FAILED" })),
+      chargeItem("decl-ok", shop.token()),
+    ];
+    const result = await runBatch({
+      client: shop.client,
+      store,
+      batchId: "declines",
+      items,
+      declinePolicy: { retryDelaysMs: [5, 5] },
+    });
+    expect(result).toMatchObject({
+      total: 7,
+      charged: 3,
+      declined: {
+        total: 4,
+        byReason: { TOKEN_REVOKED: 1, PAYMENT_METHOD_NO_FUNDS: 1, PAYMENT_DENIED: 1, PAYMENT_FAILED: 1 },
+      },
+      unknown: 0,
+      complete: true,
+    });
+
+    const records = await sandboxRecords(shop);
+    const byItem = chargesByItem(records);
+    const keysAtSandbox = (itemId: string) =>
+      records.authorizations.filter((a) => a.reference === itemId).map((a) => a.idempotencyKey);
+    const expectedAttempts: Record<string, number> = {
+      "decl-nofunds": 1,
+      "decl-denied": 1,
+      "decl-failed-then-ok": 2,
+      "decl-unavail-twice-then-ok": 3,
+      "decl-failed-always": 3, // the first attempt and the two retries the policy allows
+      "decl-ok": 1,
+    };
+    for (const [itemId, attempts] of Object.entries(expectedAttempts)) {
+      const record = (await store.get("declines", itemId))!;
+      expect(record.attempt, itemId).toBe(attempts);
+      const keys = keysAtSandbox(itemId);
+      expect(keys, itemId).toHaveLength(attempts);
+      expect(new Set(keys).size, `${itemId}: every attempt has its own key`).toBe(attempts);
+      expect(new Set(record.log.map((entry) => entry.idempotencyKey))).toEqual(new Set(keys));
+      expect(byItem.get(itemId)!.succeeded, itemId).toBe(itemId.endsWith("ok") ? 1 : 0);
+    }
+    // A revoked token is refused before an authorization exists; it was asked once.
+    expect(keysAtSandbox("decl-revoked")).toHaveLength(0);
+    expect((await store.get("declines", "decl-revoked"))!).toMatchObject({
+      status: "declined",
+      reason: "TOKEN_REVOKED",
+      attempt: 1,
+    });
+  });
+
+  it("resends an unknown outcome with the same key, and the service answers the first outcome", async () => {
+    // No retries inside core: each lost answer reaches the runner as an unknown outcome.
+    const { PurchaseAuthClient } = await import("@purchase-auth/core");
+    const client = new PurchaseAuthClient({ ...shop.credentials, maxRetries: 0 });
+    await injectFaults(shop, [
+      { kind: "drop_after_commit", count: 2 },
+      { kind: "gateway_error", status: 502, phase: "after_commit", count: 1 },
+      { kind: "garbled_success", body: "garbled", count: 1 },
+    ]);
+    const items = [chargeItem("lost-answer", shop.token())];
+    try {
+      const result = await runBatch({ client, store, batchId: "unknown", items, unknownRetryDelayMs: 5 });
+      expect(result).toMatchObject({ total: 1, charged: 1, unknown: 0, complete: true });
+      // Four lost answers; core may repeat one on its own (a reset of a reused socket), the rest
+      // reach the runner as unknown outcomes and are resent.
+      expect(result.sent).toBeGreaterThanOrEqual(3);
+    } finally {
+      await clearFaults(shop);
+    }
+    const record = (await store.get("unknown", "lost-answer"))!;
+    const outcomes = record.log.map((entry) => entry.outcome);
+    expect(outcomes.at(-1)).toBe("done");
+    expect(outcomes.slice(0, -1).every((outcome) => outcome === "unknown")).toBe(true);
+    expect(outcomes.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(record.log.map((entry) => entry.idempotencyKey)).size).toBe(1);
+    const records = await sandboxRecords(shop);
+    const authorizations = records.authorizations.filter((a) => a.reference === "lost-answer");
+    expect(authorizations).toHaveLength(1);
+    expect(authorizations[0]!.idempotencyKey).toBe(record.idempotencyKey);
+    expect(record.result?.authorizationId).toBe(authorizations[0]!.authorizationId);
+    expect(chargesByItem(records).get("lost-answer")).toMatchObject({ succeeded: 1, captures: 1 });
+  });
+});
