@@ -18,5 +18,7 @@ export default defineConfig([
     sourcemap: true,
     clean: false,
     target: "node20",
+    // Optional, loaded only by --sandbox and --postgres: never bundled.
+    external: ["@purchase-auth/sandbox", "pg"],
   },
 ]);

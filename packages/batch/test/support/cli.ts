@@ -1,0 +1,69 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { inject } from "vitest";
+import type { RunBatchResult } from "../../src/index.js";
+import type { Shop } from "./sandbox.js";
+
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** The --json report, when the run printed one. */
+  report?: RunBatchResult;
+}
+
+/** A file in a fresh temporary folder. */
+export function tempFile(name: string, content: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), "purchase-auth-batch-")), name);
+  writeFileSync(path, content);
+  return path;
+}
+
+/** The environment that points the CLI at `shop`'s merchant (the secret only in the environment). */
+export function shopEnv(shop: Shop): NodeJS.ProcessEnv {
+  return {
+    PURCHASE_AUTH_BASE_URL: shop.credentials.baseUrl,
+    PURCHASE_AUTH_CLIENT_ID: shop.credentials.clientId,
+    PURCHASE_AUTH_CLIENT_SECRET: shop.credentials.clientSecret,
+    PURCHASE_AUTH_SCOPE: shop.credentials.scope,
+  };
+}
+
+/**
+ * Starts the CLI (bundled from src by the global setup) in a child process. `onStderr` sees its
+ * progress lines as they come (the crash test kills it from there).
+ */
+export function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  onStderr?: (chunk: string, kill: (signal: NodeJS.Signals) => void) => void,
+): Promise<CliRun> {
+  const child = spawn(process.execPath, [inject("cliPath"), ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+    onStderr?.(chunk, (signal) => child.kill(signal));
+  });
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      let report: RunBatchResult | undefined;
+      try {
+        report = JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as RunBatchResult;
+      } catch {
+        report = undefined;
+      }
+      resolve({ code, signal, stdout, stderr, ...(report === undefined ? {} : { report }) });
+    });
+  });
+}
