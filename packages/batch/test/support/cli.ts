@@ -32,15 +32,16 @@ export function shopEnv(shop: Shop): NodeJS.ProcessEnv {
   };
 }
 
-/**
- * Starts the CLI (bundled from src by the global setup) in a child process. `onStderr` sees its
- * progress lines as they come (the crash test kills it from there).
- */
-export function startCli(
+/** Runs the CLI (bundled from src by the global setup) in a child process, to its end. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  return spawnCli(args, env).done;
+}
+
+/** Starts the CLI in a child process; `kill` sends it a signal (the crash test's SIGKILL). */
+export function spawnCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
-  onStderr?: (chunk: string, kill: (signal: NodeJS.Signals) => void) => void,
-): Promise<CliRun> {
+): { done: Promise<CliRun>; kill(signal: NodeJS.Signals): void } {
   const child = spawn(process.execPath, [inject("cliPath"), ...args], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -52,9 +53,8 @@ export function startCli(
   });
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
     stderr += chunk;
-    onStderr?.(chunk, (signal) => child.kill(signal));
   });
-  return new Promise((resolve, reject) => {
+  const done = new Promise<CliRun>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code, signal) => {
       let report: RunBatchResult | undefined;
@@ -66,4 +66,5 @@ export function startCli(
       resolve({ code, signal, stdout, stderr, ...(report === undefined ? {} : { report }) });
     });
   });
+  return { done, kill: (signal) => child.kill(signal) };
 }
