@@ -142,4 +142,58 @@ describe.each(STORES)("a batch with the $name store", ({ open }) => {
     expect(record.result?.authorizationId).toBe(authorizations[0]!.authorizationId);
     expect(chargesByItem(records).get("lost-answer")).toMatchObject({ succeeded: 1, captures: 1 });
   });
+
+  it("never resends an unknown outcome past its key's window: it ends needing review", async () => {
+    let offsetMs = 0;
+    const { PurchaseAuthClient } = await import("@purchase-auth/core");
+    const client = new PurchaseAuthClient({
+      ...shop.credentials,
+      maxRetries: 0,
+      now: () => Date.now() + offsetMs,
+    });
+    const clock = { now: () => new Date(Date.now() + offsetMs) };
+    const items = [chargeItem("too-late", shop.token())];
+    await injectFaults(shop, [{ kind: "drop_after_commit", count: 5 }]);
+    try {
+      const first = await runBatch({
+        client,
+        store,
+        batchId: "late",
+        items,
+        unknownRetryDelayMs: 60_000,
+        waitUpToMs: 0,
+        ...clock,
+      });
+      expect(first).toMatchObject({ unknown: 1, complete: false });
+    } finally {
+      await clearFaults(shop);
+    }
+
+    // Two hours later, here and at the service: the key is past its one-hour window.
+    offsetMs = 2 * 3_600_000;
+    shop.sandbox.advanceClock(offsetMs);
+    const requestsBefore = shop.sandbox.stats().requests;
+    const later = await runBatch({ client, store, batchId: "late", ...clock });
+    expect(later).toMatchObject({
+      unknown: 0,
+      complete: true,
+      sent: 0, // core refused to send the old key
+      needsReview: { total: 1, byReason: { IDEMPOTENCY_WINDOW_PASSED: 1 } },
+    });
+    expect(shop.sandbox.stats().requests).toBe(requestsBefore);
+    const record = (await store.get("late", "too-late"))!;
+    expect(record.log.at(-1)).toMatchObject({
+      outcome: "window_passed",
+      idempotencyKey: record.idempotencyKey,
+    });
+    // Why a person must look: the lost answer was a charge.
+    expect(chargesByItem(await sandboxRecords(shop)).get("too-late")).toMatchObject({
+      succeeded: 1,
+      captures: 1,
+    });
+
+    // And it stays so: a further run sends nothing.
+    const again = await runBatch({ client, store, batchId: "late", ...clock });
+    expect(again).toMatchObject({ sent: 0, needsReview: { total: 1 } });
+  });
 });

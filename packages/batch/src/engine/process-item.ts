@@ -1,9 +1,8 @@
-import {
-  type AuthorizationRequest,
-  type AuthorizationRequestInput,
-  type CreateAuthorizationResult,
-  outcomeOf,
-  type WriteOptions,
+import type {
+  AuthorizationRequest,
+  AuthorizationRequestInput,
+  CreateAuthorizationResult,
+  WriteOptions,
 } from "@purchase-auth/core";
 import { requestOf } from "../items.js";
 import { batchChargeKey } from "../keys.js";
@@ -37,7 +36,7 @@ export interface Engine {
 export interface StepOutcome {
   /** The item after this step; undefined when another worker changed it meanwhile. */
   record: BatchItemRecord | undefined;
-  /** Whether a request was sent. */
+  /** Whether a request may have gone out (not when core refused to send it). */
   sent: boolean;
 }
 
@@ -51,12 +50,12 @@ export interface StepOutcome {
  * then store what came back in one compare-and-set with the new status.
  */
 export async function processItem(engine: Engine, record: BatchItemRecord): Promise<StepOutcome> {
-  const now = engine.now();
-  if (!isOpen(record.status) || (record.notBefore !== undefined && record.notBefore > now)) {
+  if (!isOpen(record.status) || (record.notBefore !== undefined && record.notBefore > engine.now())) {
     return { record, sent: false };
   }
   // Waits for the rate limiter before writing ahead, so the first-sent time is the sending time.
   await engine.beforeSend?.();
+  const now = engine.now();
 
   let sendRecord: BatchItemRecord;
   let request: AuthorizationRequestInput | AuthorizationRequest;
@@ -133,13 +132,17 @@ export async function processItem(engine: Engine, record: BatchItemRecord): Prom
     try {
       change = changeForError(error, call(engine.now()), engine.policy);
     } catch (fatal) {
-      if (fatal instanceof BatchFatalError && !resuming && outcomeOf(error) === "not_sent") {
-        // Nothing was sent with the key written ahead: the item goes back to waiting for it.
+      if (fatal instanceof BatchFatalError && !resuming) {
+        // A fatal error is never an uncertain one (those stay unknown): nothing took effect with the
+        // key written ahead (not sent, or refused before the key was looked at, as a 401 is), so
+        // the item goes back to waiting for it instead of being reported unknown.
         await engine.store.transition(sendRecord, { status: "pending" }, engine.now());
       }
       throw fatal;
     }
   }
   const stored = await engine.store.transition(sendRecord, change, engine.now());
-  return { record: stored ?? (await engine.store.get(record.batchId, record.itemId)), sent: true };
+  // Core refused to send (an expired key, the service unreachable): no request went out.
+  const sent = change.appendLog?.outcome !== "window_passed" && change.appendLog?.outcome !== "not_sent";
+  return { record: stored ?? (await engine.store.get(record.batchId, record.itemId)), sent };
 }

@@ -13,7 +13,16 @@ import { rateLimiter } from "./rate-limiter.js";
 
 /** The part of a started `PgBoss` instance (pg-boss 10 or later) this module uses. */
 export interface PgBossLike {
-  createQueue(name: string, options?: Record<string, unknown>): Promise<unknown>;
+  createQueue(
+    name: string,
+    options?: {
+      name: string;
+      retryLimit?: number;
+      retryDelay?: number;
+      retryBackoff?: boolean;
+      expireInSeconds?: number;
+    },
+  ): Promise<unknown>;
   insert(jobs: Array<{ name: string; data?: object; startAfter?: Date | string }>): Promise<unknown>;
   send(name: string, data: object, options?: { startAfter?: Date | string | number }): Promise<string | null>;
   work(
@@ -89,6 +98,7 @@ export class PgBossBatchQueue {
       await this.#store.migrate();
       // A job that fails (a database error, a fatal configuration error) is retried by pg-boss.
       await this.#boss.createQueue(this.#queue, {
+        name: this.#queue,
         retryLimit: 5,
         retryDelay: 5,
         retryBackoff: true,
