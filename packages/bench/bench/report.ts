@@ -7,6 +7,7 @@ import type { ExpressAdapterResult } from "./rows/express-adapter.js";
 import type { CapacityCell } from "./rows/sandbox-capacity.js";
 import type { TokenHandlingResult } from "./rows/token-handling.js";
 import type { ValidationCell } from "./rows/validation.js";
+import { WEBHOOK_GOAL_PER_SEC, type WebhookDeliveryResult } from "./rows/webhook-delivery.js";
 import type { SandboxPlacement } from "./sandbox-host.js";
 
 /** Everything one run measured; written as JSON as is. */
@@ -22,6 +23,7 @@ export interface BenchResults {
   memory?: MemoryProbeResult & { limitBytes: number };
   sandboxCapacity?: CapacityCell[];
   expressAdapter?: ExpressAdapterResult;
+  webhookDelivery?: WebhookDeliveryResult;
   /** Checks that must hold on any machine (counts, memory); speed goals are reported, not enforced. */
   failedChecks: string[];
 }
@@ -138,6 +140,14 @@ export function formatReport(results: BenchResults): string {
     }
     lines.push(
       `  app heap after GC at the end: ${express.appHeapAtEnd.map((h) => `${h.variant} ${mib(h.heapBytes)} (${count(h.charges)} charges)`).join(", ")}`,
+    );
+  }
+  const webhooks = results.webhookDelivery;
+  if (webhooks) {
+    lines.push(
+      "",
+      `sandbox webhook delivery: bursts of ${count(webhooks.events)} events to one receiver answering in ${webhooks.receiverDelayMs} ms, ${webhooks.concurrency} in flight per URL (median of ${webhooks.rounds} rounds)`,
+      `  ${count(webhooks.deliveriesPerSec)} deliveries/s (goal ≥ ${WEBHOOK_GOAL_PER_SEC}) ${mark(webhooks.deliveriesPerSec >= WEBHOOK_GOAL_PER_SEC)}  rounds ${webhooks.perRound.map(count).join(", ")}  ceiling ${count(webhooks.ceilingPerSec)}/s  most open at the receiver ${webhooks.maxOpenAtReceiver}  sandbox CPU ${percent(webhooks.sandboxCpuPercent)}  not delivered once ${webhooks.missing}`,
     );
   }
   if (results.failedChecks.length > 0) lines.push("", `FAILED CHECKS: ${results.failedChecks.join("; ")}`);

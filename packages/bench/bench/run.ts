@@ -7,18 +7,19 @@ import { measureMemory } from "./rows/memory.js";
 import { measureSandboxCapacity } from "./rows/sandbox-capacity.js";
 import { measureTokenHandling } from "./rows/token-handling.js";
 import { measureValidation } from "./rows/validation.js";
+import { measureWebhookDelivery } from "./rows/webhook-delivery.js";
 import { type SandboxPlacement, startSandboxHost } from "./sandbox-host.js";
 
 // `pnpm bench`: every row in one run, a table on stdout and results/latest.json.
 // BENCH_QUICK=1 runs tiny op counts (a smoke test of the harness, not numbers to quote);
 // BENCH_SANDBOX=in-process runs the sandbox in this process instead of a child process;
-// BENCH_ONLY=throughput,tokens,validation,memory,capacity,express runs a subset.
+// BENCH_ONLY=throughput,tokens,validation,memory,capacity,express,webhooks runs a subset.
 
 const quick = process.env.BENCH_QUICK === "1";
 const placement: SandboxPlacement =
   process.env.BENCH_SANDBOX === "in-process" ? "in-process" : "child-process";
 const only = new Set(
-  (process.env.BENCH_ONLY ?? "throughput,tokens,validation,memory,capacity,express").split(","),
+  (process.env.BENCH_ONLY ?? "throughput,tokens,validation,memory,capacity,express,webhooks").split(","),
 );
 const scale = (full: number, smoke: number) => (quick ? smoke : full);
 
@@ -45,6 +46,7 @@ const EXPRESS: ThroughputSettings = {
   initialWarmup: scale(2_000, 50),
 };
 const CAPACITY = { operations: scale(5_000, 200), rounds: 3, concurrency: 64 };
+const WEBHOOKS = { events: scale(4_000, 200), rounds: 3, receiverDelayMs: 25, concurrency: 16 };
 
 const RESULTS_PATH = fileURLToPath(new URL("../../results/latest.json", import.meta.url));
 
@@ -69,6 +71,13 @@ async function main(): Promise<void> {
   if (only.has("tokens")) {
     log("token handling …");
     results.tokenHandling = await measureTokenHandling();
+  }
+
+  if (only.has("webhooks")) {
+    log(
+      `webhook delivery (${WEBHOOKS.events} events, receiver answering in ${WEBHOOKS.receiverDelayMs} ms) …`,
+    );
+    results.webhookDelivery = await measureWebhookDelivery(WEBHOOKS);
   }
 
   const host = await startSandboxHost(placement);
@@ -117,6 +126,10 @@ function failedChecks(results: BenchResults): string[] {
   const memory = results.memory;
   if (memory && !quick && memory.growthBytes >= memory.limitBytes) {
     failed.push(`heap grew ${memory.growthBytes} bytes over ${memory.operations} creates`);
+  }
+  const webhooks = results.webhookDelivery;
+  if (webhooks && webhooks.missing > 0) {
+    failed.push(`${webhooks.missing} webhook events were not delivered exactly once`);
   }
   return failed;
 }

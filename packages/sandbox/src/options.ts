@@ -24,6 +24,11 @@ export interface SandboxOptions {
   orderExpiryMs?: number;
   /** How long one webhook delivery may take (real time) before it counts as unanswered; default 10 s. */
   webhookTimeoutMs?: number;
+  /**
+   * How many webhook deliveries may be in flight to one receiver URL at once; default 16. The
+   * deliveries about one authorization or customer token still go one at a time, in order.
+   */
+  webhookConcurrency?: number;
   /** Delays (virtual time) before each redelivery; default 1 min, 5 min, 30 min, 2 h, 8 h. */
   webhookRetryDelaysMs?: readonly number[];
   /** Log one line per request to stdout; default false (keeps benchmarks honest). */
@@ -48,6 +53,7 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOpt
     maxIdempotencyKeys: positive(options.maxIdempotencyKeys, 100_000, "maxIdempotencyKeys"),
     orderExpiryMs: positive(options.orderExpiryMs, 30 * 24 * 3600_000, "orderExpiryMs"),
     webhookTimeoutMs: positive(options.webhookTimeoutMs, 10_000, "webhookTimeoutMs"),
+    webhookConcurrency: wholeNumber(options.webhookConcurrency, 16, "webhookConcurrency"),
     webhookRetryDelaysMs: options.webhookRetryDelaysMs ?? [60_000, 300_000, 1_800_000, 7_200_000, 28_800_000],
     logRequests: options.logRequests ?? false,
   };
@@ -56,5 +62,12 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOpt
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
   if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
+  return value;
+}
+
+function wholeNumber(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw new RangeError(`${name} must be a whole number above 0`);
   return value;
 }

@@ -110,6 +110,7 @@ export class Simulator implements SandboxControl {
           return merchant && { urls: merchant.webhookUrls, secrets: merchant.webhookSecrets };
         },
         timeoutMs: this.options.webhookTimeoutMs,
+        concurrency: this.options.webhookConcurrency,
         retryDelaysMs: this.options.webhookRetryDelaysMs,
         historyLimit,
       }),

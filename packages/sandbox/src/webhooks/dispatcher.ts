@@ -9,6 +9,8 @@ import { RingBuffer } from "../core/bounded.js";
 import type { VirtualClock } from "../core/clock.js";
 import { newGuid } from "../core/ids.js";
 import type { Scheduler } from "../core/scheduler.js";
+import { DeliveryLane } from "./lane.js";
+import { WebhookPoster } from "./post.js";
 import { signatureHeader } from "./signing.js";
 
 /** Switches that make delivery as unreliable as the supplement allows. */
@@ -54,6 +56,8 @@ interface Delivery {
   readonly merchantId: string;
   readonly url: string;
   readonly attempt: number;
+  /** Deliveries about the same resource go one at a time (see DeliveryLane). */
+  readonly orderKey: string;
 }
 
 export interface WebhookDispatcherDeps {
@@ -62,6 +66,8 @@ export interface WebhookDispatcherDeps {
   /** The merchant's current webhook configuration (secrets are read at send time, for rotation). */
   webhooksOf: (merchantId: string) => { urls: readonly string[]; secrets: readonly string[] } | undefined;
   timeoutMs: number;
+  /** Deliveries in flight per receiver URL at most. */
+  concurrency: number;
   retryDelaysMs: readonly number[];
   historyLimit: number;
 }
@@ -70,9 +76,10 @@ export interface WebhookDispatcherDeps {
  * At-least-once delivery of webhook events (supplement C).
  *
  * Events emitted during one turn of the event loop (one HTTP request, one clock advance, one timer
- * run) form a batch. The batch is flushed on the next turn into one queue per receiver URL, oldest
- * first, or newest first with `outOfOrder`. Each URL gets one delivery at a time, in queue order.
- * A delivery without a 2xx answer (within `timeoutMs`) is redelivered after the next delay of
+ * run) form a batch. The batch is flushed on the next turn into one lane per receiver URL, oldest
+ * first, or newest first with `outOfOrder`. Each URL gets up to `concurrency` deliveries in flight,
+ * started in lane order; the deliveries about one resource (an authorization and its order, or a
+ * customer token) go one at a time, so parallelism never reorders them. A delivery without a 2xx answer (within `timeoutMs`) is redelivered after the next delay of
  * `retryDelaysMs` on the virtual clock, as part of the batch of that moment; after the last delay
  * it is given up and recorded so.
  */
@@ -83,13 +90,16 @@ export class WebhookDispatcher {
   #settings: WebhookDeliverySettings = { duplicate: false, outOfOrder: false };
   #batch: Delivery[] = [];
   #flushScheduled = false;
-  #queues = new Map<string, Delivery[]>();
+  #lanes = new Map<string, DeliveryLane<Delivery>>();
+  /** Deliveries waiting in the batch or in a lane, not started yet. */
   #queued = 0;
-  #activeWorkers = 0;
+  #inFlight = 0;
   #idleWaiters: Array<() => void> = [];
   /** Bumped by reset/close: work of an older generation stops and records nothing. */
   #generation = 0;
-  #abort = new AbortController();
+  /** One per POST in flight, aborted by reset (not listeners on one shared signal: 16+ would warn). */
+  #posts = new Set<AbortController>();
+  readonly #poster = new WebhookPoster();
   #closed = false;
   #sent = 0;
   #emitted = 0;
@@ -121,31 +131,23 @@ export class WebhookDispatcher {
     const urls = this.#deps.webhooksOf(merchantId)?.urls ?? [];
     if (urls.length === 0) return event;
     const rawBody = JSON.stringify(event);
-    for (const url of urls) this.#enqueue({ event, rawBody, merchantId, url, attempt: 1 });
+    const orderKey = `${merchantId} ${orderKeyOf(event)}`;
+    for (const url of urls) this.#enqueue({ event, rawBody, merchantId, url, attempt: 1, orderKey });
     return event;
   }
 
-  /** Moves the current batch into the per-URL queues and starts their workers. */
+  /** Moves the current batch into the per-URL lanes, which start what they may at once. */
   flush(): void {
     this.#flushScheduled = false;
     if (this.#closed || this.#batch.length === 0) return;
     const batch = this.#settings.outOfOrder ? this.#batch.reverse() : this.#batch;
     this.#batch = [];
-    for (const delivery of batch) {
-      const key = `${delivery.merchantId} ${delivery.url}`;
-      const queue = this.#queues.get(key);
-      if (queue !== undefined) {
-        queue.push(delivery);
-        continue;
-      }
-      this.#queues.set(key, [delivery]);
-      void this.#work(key, this.#generation);
-    }
+    for (const delivery of batch) this.#laneOf(delivery.url).push(delivery);
   }
 
   /** Nothing waiting to be flushed and no delivery queued or in flight. */
   isIdle(): boolean {
-    return this.#batch.length === 0 && this.#activeWorkers === 0;
+    return this.#batch.length === 0 && this.#queued === 0 && this.#inFlight === 0;
   }
 
   /** Resolves once idle (flushing the current batch first). */
@@ -176,10 +178,11 @@ export class WebhookDispatcher {
   /** Forgets everything and aborts deliveries in flight. */
   reset(): void {
     this.#generation++;
-    this.#abort.abort();
-    this.#abort = new AbortController();
+    for (const post of this.#posts) post.abort(new DOMException("The sandbox was reset", "AbortError"));
+    this.#posts.clear();
     this.#batch = [];
-    this.#queues = new Map();
+    for (const lane of this.#lanes.values()) lane.clear();
+    this.#lanes = new Map();
     this.#queued = 0;
     this.#events.clear();
     this.#deliveries.clear();
@@ -192,6 +195,7 @@ export class WebhookDispatcher {
   close(): void {
     this.#closed = true;
     this.reset();
+    this.#poster.destroy();
   }
 
   #enqueue(delivery: Delivery): void {
@@ -208,22 +212,35 @@ export class WebhookDispatcher {
     }
   }
 
-  async #work(key: string, generation: number): Promise<void> {
-    this.#activeWorkers++;
+  #laneOf(url: string): DeliveryLane<Delivery> {
+    let lane = this.#lanes.get(url);
+    if (lane === undefined) {
+      const generation = this.#generation;
+      const created: DeliveryLane<Delivery> = new DeliveryLane(
+        this.#deps.concurrency,
+        (delivery) => this.#start(delivery, generation),
+        // An idle lane is forgotten, so lanes do not pile up for URLs that are no longer used.
+        () => {
+          if (this.#lanes.get(url) === created) this.#lanes.delete(url);
+        },
+      );
+      lane = created;
+      this.#lanes.set(url, lane);
+    }
+    return lane;
+  }
+
+  /** One delivery taken from its lane; never rejects (the lane only counts). */
+  async #start(delivery: Delivery, generation: number): Promise<void> {
+    if (generation !== this.#generation) return; // a lane cleared by reset
+    this.#queued--;
+    this.#inFlight++;
     try {
-      for (;;) {
-        if (generation !== this.#generation) return;
-        const queue = this.#queues.get(key);
-        const delivery = queue?.shift();
-        if (delivery === undefined) {
-          this.#queues.delete(key);
-          return;
-        }
-        this.#queued--;
-        await this.#deliver(delivery, generation);
-      }
+      await this.#deliver(delivery, generation);
+    } catch (error) {
+      console.error("[purchase-auth-sandbox] webhook delivery failed:", error);
     } finally {
-      this.#activeWorkers--;
+      this.#inFlight--;
       this.#notifyIfIdle();
     }
   }
@@ -245,8 +262,10 @@ export class WebhookDispatcher {
       } else if (retryDelay === undefined) {
         this.#record(delivery, copy, result, "gave_up");
       } else {
-        const nextAttemptAt = clampToVirtualRange(this.#deps.clock.now() + retryDelay);
-        this.#record(delivery, copy, result, "failed", nextAttemptAt);
+        // One reading of the clock for both, so the record shows the delay exactly.
+        const at = this.#deps.clock.now();
+        const nextAttemptAt = clampToVirtualRange(at + retryDelay);
+        this.#record(delivery, copy, result, "failed", nextAttemptAt, at);
         this.#deps.scheduler.schedule(nextAttemptAt, "webhook redelivery", () => {
           if (generation === this.#generation) this.#enqueue({ ...delivery, attempt: delivery.attempt + 1 });
         });
@@ -269,30 +288,22 @@ export class WebhookDispatcher {
       () => controller.abort(new DOMException("The delivery timed out", "TimeoutError")),
       this.#deps.timeoutMs,
     );
-    const onClose = () => controller.abort(this.#abort.signal.reason);
-    if (this.#abort.signal.aborted) onClose();
-    else this.#abort.signal.addEventListener("abort", onClose, { once: true });
+    this.#posts.add(controller);
     try {
-      const response = await fetch(delivery.url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "user-agent": "purchase-auth-sandbox",
-          [DEFAULT_HEADERS.webhookId]: delivery.event.id,
-          [DEFAULT_HEADERS.webhookTimestamp]: timestamp,
-          [DEFAULT_HEADERS.webhookSignature]: signatureHeader(secrets, timestamp, delivery.rawBody),
-        },
-        body: delivery.rawBody,
-        redirect: "manual",
-        signal: controller.signal,
-      });
-      await response.body?.cancel().catch(() => undefined);
-      return { statusCode: response.status };
+      const headers = {
+        "content-type": "application/json",
+        "user-agent": "purchase-auth-sandbox",
+        [DEFAULT_HEADERS.webhookId]: delivery.event.id,
+        [DEFAULT_HEADERS.webhookTimestamp]: timestamp,
+        [DEFAULT_HEADERS.webhookSignature]: signatureHeader(secrets, timestamp, delivery.rawBody),
+      };
+      const statusCode = await this.#poster.post(delivery.url, headers, delivery.rawBody, controller.signal);
+      return { statusCode };
     } catch (error) {
       return { statusCode: null, error: describeError(error) };
     } finally {
       clearTimeout(timer);
-      this.#abort.signal.removeEventListener("abort", onClose);
+      this.#posts.delete(controller);
     }
   }
 
@@ -302,6 +313,7 @@ export class WebhookDispatcher {
     result: { statusCode: number | null; error?: string },
     outcome: WebhookDeliveryRecord["outcome"],
     nextAttemptAt?: number,
+    at = this.#deps.clock.now(),
   ): void {
     this.#deliveries.push({
       eventId: delivery.event.id,
@@ -313,7 +325,7 @@ export class WebhookDispatcher {
       statusCode: result.statusCode,
       ...(result.error === undefined ? {} : { error: result.error }),
       outcome,
-      at: this.#deps.clock.nowIso(),
+      at: new Date(at).toISOString(),
       ...(nextAttemptAt === undefined ? {} : { nextAttemptAt: new Date(nextAttemptAt).toISOString() }),
     });
   }
@@ -324,6 +336,12 @@ export class WebhookDispatcher {
     this.#idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
+}
+
+/** The resource an event is about: its deliveries must not overtake each other. */
+function orderKeyOf(event: WebhookEvent): string {
+  const data = event.data as { authorizationId?: string; customerToken?: string };
+  return data.authorizationId ?? data.customerToken ?? event.id;
 }
 
 function describeError(error: unknown): string {
