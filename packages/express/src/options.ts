@@ -64,6 +64,10 @@ export interface LiveUpdateOptions {
   heartbeatMs?: number;
   /** A stream is closed after this long; the browser's EventSource reconnects. Default 300,000 ms. */
   maxDurationMs?: number;
+  /** Open streams one customer may hold in this process (tabs, reconnects); beyond: 429. Default 5. */
+  maxStreamsPerCustomer?: number;
+  /** Open streams in this process, all customers together; beyond: 429. Default 1,000. */
+  maxStreams?: number;
 }
 
 export interface PurchaseAuthOptions {
@@ -86,6 +90,12 @@ export interface PurchaseAuthOptions {
   webhookToleranceSeconds?: number;
   /** Who may capture, cancel and refund. Default: nobody (every merchant route answers 403). */
   authorizeMerchant?: (req: Request) => boolean | Promise<boolean>;
+  /**
+   * `"included"` (default): capture, cancel and refund are served by the router itself, next to the
+   * shopper's routes. `"separate"`: only by `router.merchant`, which you mount on a path of its own
+   * behind your back office's authentication (`authorizeMerchant` still applies).
+   */
+  merchantRoutes?: "included" | "separate";
   /** Capture mode of a charge whose request names none. Default "Auto". */
   captureMode?: CaptureMode;
   /** Capture modes the browser may choose (the default is always allowed). Default: none. */
@@ -151,6 +161,7 @@ export interface ResolvedOptions {
   webhookSecrets: string[];
   webhookToleranceSeconds: number;
   authorizeMerchant: NonNullable<PurchaseAuthOptions["authorizeMerchant"]>;
+  merchantRoutes: "included" | "separate";
   captureMode: CaptureMode;
   allowedCaptureModes: CaptureMode[];
   timing: Timing;
@@ -211,6 +222,7 @@ const optionsSchema = z.strictObject({
   }),
   webhookToleranceSeconds: z.number().int().min(1).max(3600).default(300),
   authorizeMerchant: fn("(req) => boolean that says who may capture, cancel and refund").optional(),
+  merchantRoutes: z.enum(["included", "separate"]).default("included"),
   captureMode: z.enum(CAPTURE_MODES).default("Auto"),
   allowedCaptureModes: z.array(z.enum(CAPTURE_MODES)).default([]),
   timing: z.enum(TIMINGS).default("now"),
@@ -231,8 +243,16 @@ const optionsSchema = z.strictObject({
       pollIntervalMs: millis(50, 600_000).default(2_000),
       heartbeatMs: millis(50, 600_000).default(15_000),
       maxDurationMs: millis(100, 24 * 3_600_000).default(300_000),
+      maxStreamsPerCustomer: z.number().int().min(1).max(1_000).default(5),
+      maxStreams: z.number().int().min(1).max(1_000_000).default(1_000),
     })
-    .default({ pollIntervalMs: 2_000, heartbeatMs: 15_000, maxDurationMs: 300_000 }),
+    .default({
+      pollIntervalMs: 2_000,
+      heartbeatMs: 15_000,
+      maxDurationMs: 300_000,
+      maxStreamsPerCustomer: 5,
+      maxStreams: 1_000,
+    }),
   onEvent: fn("(event, charge) => void called for each applied webhook event").optional(),
   logger: object("a logger ({ debug?, info?, warn?, error? }), e.g. console").optional(),
   onAlert: fn("(alert) => void called when a payment needs an operator").optional(),
@@ -300,6 +320,7 @@ export function resolveOptions(options: PurchaseAuthOptions): ResolvedOptions {
       typeof value.webhookSecret === "string" ? [value.webhookSecret] : [...value.webhookSecret],
     webhookToleranceSeconds: value.webhookToleranceSeconds,
     authorizeMerchant: options.authorizeMerchant ?? (() => false),
+    merchantRoutes: value.merchantRoutes,
     captureMode: value.captureMode,
     allowedCaptureModes: unique([value.captureMode, ...value.allowedCaptureModes]),
     timing: value.timing,

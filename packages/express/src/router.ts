@@ -14,6 +14,7 @@ import type { RouteContext } from "./routes/context.js";
 import { eventsRoute } from "./routes/events.js";
 import { merchantRoute } from "./routes/merchant.js";
 import { statusRoute } from "./routes/status.js";
+import { StreamQuota } from "./routes/stream-quota.js";
 import { webhookRoute } from "./routes/webhook.js";
 import type { ChargeStore } from "./stores/types.js";
 
@@ -24,6 +25,13 @@ export interface PurchaseAuthRouter extends Router {
   /** The router's charge store. */
   readonly store: ChargeStore;
   /**
+   * Capture, cancel and refund on their own (`POST /charges/:authorizationId/capture | cancel |
+   * refund`), to mount behind your back office's authentication:
+   * `app.use("/admin/payments", requireStaff, router.merchant)`. With `merchantRoutes: "separate"`
+   * these routes are served only here.
+   */
+  readonly merchant: Router;
+  /**
    * One reconciliation pass now (the background reconciler runs them every `reconcileIntervalMs`):
    * for apps that run their jobs themselves, with `reconcileIntervalMs: 0`.
    */
@@ -31,6 +39,15 @@ export interface PurchaseAuthRouter extends Router {
   /** Stops the reconciler, ends open live-update streams and closes the client if the router constructed it. */
   close(): Promise<void>;
 }
+
+/**
+ * Unknown paths under a router's own mount path are ours to answer; mounted at "/", every other path
+ * is the app's.
+ */
+const notFoundUnderMount: RequestHandler = (req, _res, next) => {
+  if (req.baseUrl === "") next();
+  else next(problem("not-found", 404, "Not found", "There is nothing at this address."));
+};
 
 /**
  * The payment routes of a shop, as an Express router:
@@ -48,7 +65,14 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
   const alert = alerter(logger, resolved.onAlert);
   const charges = new Charges({ store, notifier, logger, onEvent: resolved.onEvent, alert });
   const authorizer = new Authorizer({ options: resolved, charges, alert });
-  const ctx: RouteContext = { options: resolved, charges, authorizer, notifier, streams: new Set() };
+  const ctx: RouteContext = {
+    options: resolved,
+    charges,
+    authorizer,
+    notifier,
+    streams: new Set(),
+    streamQuota: new StreamQuota(resolved.liveUpdates),
+  };
   const reconciler = new Reconciler(resolved, charges, authorizer);
 
   const context: RequestHandler = (req, _res, next) => {
@@ -64,33 +88,32 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
   // read and before any of the app's hooks runs.
   const writes: RequestHandler[] = [context, requireJsonContentType, json, ...limits];
 
+  const errors = purchaseAuthErrorHandler({
+    logger,
+    answerUnknownErrors: false,
+    ...(resolved.onError === undefined ? {} : { onError: resolved.onError }),
+  });
+
+  const merchant = express.Router();
+  for (const operation of ["capture", "cancel", "refund"] as const) {
+    merchant.post(`/charges/:authorizationId/${operation}`, ...writes, merchantRoute(ctx, operation));
+  }
+  merchant.use(notFoundUnderMount, errors);
+
   const router = express.Router();
   router.post("/webhooks", context, ...webhookRoute(ctx));
   router.post("/charges", ...writes, chargeRoute(ctx));
   router.get("/charges/:authorizationId", ...reads, statusRoute(ctx));
   router.get("/charges/:authorizationId/events", ...reads, eventsRoute(ctx));
-  router.post("/charges/:authorizationId/capture", ...writes, merchantRoute(ctx, "capture"));
-  router.post("/charges/:authorizationId/cancel", ...writes, merchantRoute(ctx, "cancel"));
-  router.post("/charges/:authorizationId/refund", ...writes, merchantRoute(ctx, "refund"));
-  // Unknown paths under the router's own mount path are ours to answer; mounted at "/", every
-  // other path is the app's.
-  router.use((req, _res, next) => {
-    if (req.baseUrl === "") next();
-    else next(problem("not-found", 404, "Not found", "There is nothing at this address."));
-  });
-  router.use(
-    purchaseAuthErrorHandler({
-      logger,
-      answerUnknownErrors: false,
-      ...(resolved.onError === undefined ? {} : { onError: resolved.onError }),
-    }),
-  );
+  if (resolved.merchantRoutes === "included") router.use(merchant);
+  router.use(notFoundUnderMount, errors);
   reconciler.start();
 
   let closing: Promise<void> | undefined;
   return Object.assign(router, {
     client,
     store,
+    merchant,
     reconcile: () => reconciler.reconcile(),
     close(): Promise<void> {
       reconciler.stop();

@@ -2,6 +2,7 @@ import type { Authorizer } from "../charges/authorizer.js";
 import type { Charges } from "../charges/charges.js";
 import type { ChargeNotifier } from "../charges/notifier.js";
 import type { ResolvedOptions } from "../options.js";
+import type { StreamQuota } from "./stream-quota.js";
 
 /** What every route of one router shares. */
 export interface RouteContext {
@@ -12,4 +13,6 @@ export interface RouteContext {
   notifier: ChargeNotifier;
   /** Closers of the open live-update streams, so `router.close()` can end them. */
   streams: Set<() => void>;
+  /** Caps the open live-update streams per customer and in all. */
+  streamQuota: StreamQuota;
 }

@@ -18,11 +18,12 @@ import { ownedCharge } from "./owned-charge.js";
  * Changes made in this process arrive at once; those of other instances by polling the store.
  */
 export function eventsRoute(ctx: RouteContext): RequestHandler {
-  const { options, notifier, streams } = ctx;
+  const { options, notifier, streams, streamQuota } = ctx;
   const { pollIntervalMs, heartbeatMs, maxDurationMs } = options.liveUpdates;
 
   return asyncHandler(async (req, res) => {
     const charge = await ownedCharge(req, options);
+    const release = streamQuota.acquire(charge.customerId);
     const authorizationId = charge.authorizationId!;
     res.status(200).set({
       "Content-Type": "text/event-stream; charset=utf-8",
@@ -65,6 +66,7 @@ export function eventsRoute(ctx: RouteContext): RequestHandler {
       clearTimeout(deadline);
       unsubscribe();
       streams.delete(close);
+      release();
       res.end();
     }
     streams.add(close);

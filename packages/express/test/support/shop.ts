@@ -105,11 +105,15 @@ export type AppOptions = Partial<Omit<PurchaseAuthOptions, "clientOptions">> & {
   clientOptions?: Partial<NonNullable<PurchaseAuthOptions["clientOptions"]>>;
   /** Register this app's /payments/webhooks at the sandbox (default true). */
   receiveWebhooks?: boolean;
+  /** The app's own middleware before the router is mounted (a rate limiter, say). */
+  beforeRouter?: (app: express.Express) => void;
+  /** The app's own mounts after the router (the separately mounted merchant routes, say). */
+  afterRouter?: (app: express.Express, router: PurchaseAuthRouter) => void;
 };
 
 /** Starts one instance of the shop. */
 export async function startShopApp(data: ShopData, options: AppOptions = {}): Promise<ShopApp> {
-  const { clientOptions, receiveWebhooks = true, ...rest } = options;
+  const { clientOptions, receiveWebhooks = true, beforeRouter, afterRouter, ...rest } = options;
   const appliedEvents: ShopApp["appliedEvents"] = [];
   const appErrors: unknown[] = [];
   const errorLogs: unknown[][] = [];
@@ -147,7 +151,9 @@ export async function startShopApp(data: ShopData, options: AppOptions = {}): Pr
     ...rest,
   });
   const app = express();
+  beforeRouter?.(app);
   app.use("/payments", router);
+  afterRouter?.(app, router);
   // What the README tells an app to do: its own error handler after the router; here it records
   // what reached it, then answers as a problem.
   const answer = purchaseAuthErrorHandler({ logger: {} });
