@@ -5,6 +5,7 @@ import type { MemoryProbeResult } from "./memory-probe.js";
 import type { ThroughputCell, ThroughputRatios, ThroughputSettings } from "./rows/create-throughput.js";
 import type { ExpressAdapterResult } from "./rows/express-adapter.js";
 import type { CapacityCell } from "./rows/sandbox-capacity.js";
+import { PATHOLOGICAL_GOALS, type SandboxValidationResult } from "./rows/sandbox-validation.js";
 import type { TokenHandlingResult } from "./rows/token-handling.js";
 import type { ValidationCell } from "./rows/validation.js";
 import { WEBHOOK_GOAL_PER_SEC, type WebhookDeliveryResult } from "./rows/webhook-delivery.js";
@@ -24,6 +25,7 @@ export interface BenchResults {
   sandboxCapacity?: CapacityCell[];
   expressAdapter?: ExpressAdapterResult;
   webhookDelivery?: WebhookDeliveryResult;
+  sandboxValidation?: SandboxValidationResult;
   /** Checks that must hold on any machine (counts, memory); speed goals are reported, not enforced. */
   failedChecks: string[];
 }
@@ -148,6 +150,15 @@ export function formatReport(results: BenchResults): string {
       "",
       `sandbox webhook delivery: bursts of ${count(webhooks.events)} events to one receiver answering in ${webhooks.receiverDelayMs} ms, ${webhooks.concurrency} in flight per URL (median of ${webhooks.rounds} rounds)`,
       `  ${count(webhooks.deliveriesPerSec)} deliveries/s (goal ≥ ${WEBHOOK_GOAL_PER_SEC}) ${mark(webhooks.deliveriesPerSec >= WEBHOOK_GOAL_PER_SEC)}  rounds ${webhooks.perRound.map(count).join(", ")}  ceiling ${count(webhooks.ceilingPerSec)}/s  most open at the receiver ${webhooks.maxOpenAtReceiver}  sandbox CPU ${percent(webhooks.sandboxCpuPercent)}  not delivered once ${webhooks.missing}`,
+    );
+  }
+  const pathological = results.sandboxValidation;
+  if (pathological) {
+    const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+    lines.push(
+      "",
+      `sandbox pathological body: ${mib(pathological.bodyBytes)} of ${count(pathological.items)} empty items, ${pathological.requests} requests one after another, then 3 at once (sandbox in a fresh child process)`,
+      `  time to the 400 p50 ${fixed(pathological.p50Ms, 1)} ms, max ${fixed(pathological.maxMs, 1)} ms (goal: p50 < ${PATHOLOGICAL_GOALS.maxMs}) ${mark(pathological.p50Ms < PATHOLOGICAL_GOALS.maxMs)}  extra memory (peak RSS) ${mb(pathological.extraBytes)} (goal < ${mb(PATHOLOGICAL_GOALS.maxExtraBytes)}) ${mark(pathological.extraBytes < PATHOLOGICAL_GOALS.maxExtraBytes)}  3 at once ${mb(pathological.extraBytesThreeAtOnce)}  wrong answers ${pathological.wrongAnswers}`,
     );
   }
   if (results.failedChecks.length > 0) lines.push("", `FAILED CHECKS: ${results.failedChecks.join("; ")}`);

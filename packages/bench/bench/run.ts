@@ -5,6 +5,7 @@ import { measureCreateThroughput, type ThroughputSettings } from "./rows/create-
 import { measureExpressAdapter } from "./rows/express-adapter.js";
 import { measureMemory } from "./rows/memory.js";
 import { measureSandboxCapacity } from "./rows/sandbox-capacity.js";
+import { measureSandboxValidation } from "./rows/sandbox-validation.js";
 import { measureTokenHandling } from "./rows/token-handling.js";
 import { measureValidation } from "./rows/validation.js";
 import { measureWebhookDelivery } from "./rows/webhook-delivery.js";
@@ -13,13 +14,15 @@ import { type SandboxPlacement, startSandboxHost } from "./sandbox-host.js";
 // `pnpm bench`: every row in one run, a table on stdout and results/latest.json.
 // BENCH_QUICK=1 runs tiny op counts (a smoke test of the harness, not numbers to quote);
 // BENCH_SANDBOX=in-process runs the sandbox in this process instead of a child process;
-// BENCH_ONLY=throughput,tokens,validation,memory,capacity,express,webhooks runs a subset.
+// BENCH_ONLY=throughput,tokens,validation,memory,capacity,express,webhooks,pathological runs a subset.
 
 const quick = process.env.BENCH_QUICK === "1";
 const placement: SandboxPlacement =
   process.env.BENCH_SANDBOX === "in-process" ? "in-process" : "child-process";
 const only = new Set(
-  (process.env.BENCH_ONLY ?? "throughput,tokens,validation,memory,capacity,express,webhooks").split(","),
+  (
+    process.env.BENCH_ONLY ?? "throughput,tokens,validation,memory,capacity,express,webhooks,pathological"
+  ).split(","),
 );
 const scale = (full: number, smoke: number) => (quick ? smoke : full);
 
@@ -46,6 +49,7 @@ const EXPRESS: ThroughputSettings = {
   initialWarmup: scale(2_000, 50),
 };
 const CAPACITY = { operations: scale(5_000, 200), rounds: 3, concurrency: 64 };
+const PATHOLOGICAL = { requests: scale(20, 3) };
 const WEBHOOKS = { events: scale(4_000, 200), rounds: 3, receiverDelayMs: 25, concurrency: 16 };
 
 const RESULTS_PATH = fileURLToPath(new URL("../../results/latest.json", import.meta.url));
@@ -78,6 +82,11 @@ async function main(): Promise<void> {
       `webhook delivery (${WEBHOOKS.events} events, receiver answering in ${WEBHOOKS.receiverDelayMs} ms) …`,
     );
     results.webhookDelivery = await measureWebhookDelivery(WEBHOOKS);
+  }
+
+  if (only.has("pathological")) {
+    log("sandbox: pathological 1 MiB bodies (the sandbox in a fresh child process) …");
+    results.sandboxValidation = await measureSandboxValidation(PATHOLOGICAL);
   }
 
   const host = await startSandboxHost(placement);
@@ -126,6 +135,12 @@ function failedChecks(results: BenchResults): string[] {
   const memory = results.memory;
   if (memory && !quick && memory.growthBytes >= memory.limitBytes) {
     failed.push(`heap grew ${memory.growthBytes} bytes over ${memory.operations} creates`);
+  }
+  const pathological = results.sandboxValidation;
+  if (pathological && pathological.wrongAnswers > 0) {
+    failed.push(
+      `${pathological.wrongAnswers} pathological bodies got another answer than 400 with 100 entries`,
+    );
   }
   const webhooks = results.webhookDelivery;
   if (webhooks && webhooks.missing > 0) {
