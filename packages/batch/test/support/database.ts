@@ -16,6 +16,7 @@ export async function freshDatabase(): Promise<{
   await ensureDatabase(connection, name);
   const url = connectionUrl(connection, name);
   const pool = new pg.Pool({ connectionString: url, max: 8 });
+  pool.on("error", () => {}); // an idle client cut off when the database is dropped at the end
   const store = new PostgresBatchStore({ pool });
   await store.migrate();
   return {
