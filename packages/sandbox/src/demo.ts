@@ -3,6 +3,7 @@ import type {
   CustomerTokenView,
   MerchantCredentials,
   SandboxControl,
+  WebhookConfig,
 } from "./control/types.js";
 
 /**
@@ -15,6 +16,8 @@ export const DEMO = {
   storeId: "demo-store",
   clientId: "de300000-0000-4000-8000-00000000c1d0",
   clientSecret: "demo-secret-for-local-use-only",
+  /** Signs the demo merchant's webhooks when its receivers are given without a secret. */
+  webhookSecret: "whsec-local-demo",
   tokens: {
     /** Active, unlimited funds, auto capture. */
     active: "de300000-0000-4000-8000-000000000001",
@@ -34,10 +37,18 @@ export type DemoTokenName = keyof typeof DEMO.tokens;
 export interface DemoSeed {
   merchant: MerchantCredentials;
   tokens: Record<DemoTokenName, CustomerTokenView>;
+  /** Its webhook receivers, when `demoWebhooks` gave some. */
+  webhooks?: WebhookConfig;
 }
 
-/** Creates the demo merchant (currency EUR) and one customer token per interesting state. */
-export function seedDemo(control: SandboxControl): DemoSeed {
+/**
+ * Creates the demo merchant (currency EUR), one customer token per interesting state, and registers
+ * `webhooks` for it when there are any.
+ */
+export function seedDemo(
+  control: SandboxControl,
+  webhooks: { urls: readonly string[]; secrets?: readonly string[] } = { urls: [] },
+): DemoSeed {
   const merchant = control.createMerchant({
     merchantId: DEMO.merchantId,
     name: DEMO.name,
@@ -52,14 +63,21 @@ export function seedDemo(control: SandboxControl): DemoSeed {
       currency: "EUR",
       ...extra,
     });
-  return {
-    merchant,
-    tokens: {
-      active: create(DEMO.tokens.active, {}),
-      pendingReview: create(DEMO.tokens.pendingReview, { status: "Pending" }),
-      revoked: create(DEMO.tokens.revoked, { status: "Revoked" }),
-      noFunds: create(DEMO.tokens.noFunds, { funds: "0.00" }),
-      needsChallenge: create(DEMO.tokens.needsChallenge, { needsChallenge: true }),
-    },
+  const tokens = {
+    active: create(DEMO.tokens.active, {}),
+    pendingReview: create(DEMO.tokens.pendingReview, { status: "Pending" }),
+    revoked: create(DEMO.tokens.revoked, { status: "Revoked" }),
+    noFunds: create(DEMO.tokens.noFunds, { funds: "0.00" }),
+    needsChallenge: create(DEMO.tokens.needsChallenge, { needsChallenge: true }),
   };
+  // Registered after the tokens exist, so seeding sends nothing.
+  const registered =
+    webhooks.urls.length === 0
+      ? undefined
+      : control.setWebhooks({
+          merchantId: merchant.merchantId,
+          urls: [...webhooks.urls],
+          secrets: [...(webhooks.secrets ?? [DEMO.webhookSecret])],
+        });
+  return { merchant, tokens, ...(registered === undefined ? {} : { webhooks: registered }) };
 }

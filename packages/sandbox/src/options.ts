@@ -12,6 +12,11 @@ export interface SandboxOptions {
   maxBodyBytes?: number;
   /** Seed the demo merchant and customer tokens (see `DEMO`); default false. */
   demo?: boolean;
+  /**
+   * Webhook receivers of the demo merchant (needs `demo`), registered again after every reset.
+   * Secrets default to `DEMO.webhookSecret`, so a shop can be configured once.
+   */
+  demoWebhooks?: { urls: readonly string[]; secrets?: readonly string[] };
   /** Scope given to API clients created without one; default "api://purchase-auth-sandbox/.default". */
   defaultScope?: string;
   /** How many entries each recorded list keeps (attempts, deliveries, events, token requests); default 10,000. */
@@ -47,6 +52,7 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedSandboxOpt
     tokenLifetimeSeconds: positive(options.tokenLifetimeSeconds, 3600, "tokenLifetimeSeconds"),
     maxBodyBytes: positive(options.maxBodyBytes, 1024 * 1024, "maxBodyBytes"),
     demo: options.demo ?? false,
+    demoWebhooks: demoWebhooks(options),
     defaultScope: options.defaultScope ?? DEFAULT_SCOPE,
     historyLimit: positive(options.historyLimit, 10_000, "historyLimit"),
     maxStoredObjects: positive(options.maxStoredObjects, 100_000, "maxStoredObjects"),
@@ -70,4 +76,12 @@ function wholeNumber(value: number | undefined, fallback: number, name: string):
   if (!Number.isSafeInteger(value) || value <= 0)
     throw new RangeError(`${name} must be a whole number above 0`);
   return value;
+}
+
+function demoWebhooks(options: SandboxOptions): { urls: readonly string[]; secrets?: readonly string[] } {
+  const webhooks = options.demoWebhooks ?? { urls: [] };
+  if (webhooks.urls.length > 0 && options.demo !== true) {
+    throw new RangeError("demoWebhooks needs demo: true (they are the demo merchant's)");
+  }
+  return webhooks;
 }

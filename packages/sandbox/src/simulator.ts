@@ -122,7 +122,7 @@ export class Simulator implements SandboxControl {
     this.#processor = new AuthorizationProcessor(this.#ctx);
     this.#pipeline = new ServicePipeline(this.#ctx);
     this.#addRoutes();
-    if (this.options.demo) this.#demo = seedDemo(this);
+    if (this.options.demo) this.#demo = seedDemo(this, this.options.demoWebhooks);
   }
 
   /** The demo data, when created with `demo: true`. */
@@ -373,7 +373,7 @@ export class Simulator implements SandboxControl {
     ctx.attemptLog.clear();
     ctx.tokenRequestLog.clear();
     Object.assign(ctx.stats, emptyStats());
-    if (this.options.demo) this.#demo = seedDemo(this);
+    if (this.options.demo) this.#demo = seedDemo(this, this.options.demoWebhooks);
   }
 
   /** Stops timers, latency waits and webhook deliveries. The simulator answers nothing useful after. */
