@@ -166,7 +166,7 @@ export function emptyCounts(): StatusCounts {
   };
 }
 
-/** Adds `n` items of `status` (and `reason`) to `counts`. */
+/** Adds `n` items of `status` (and `reason`, its code before any ": detail") to `counts`. */
 export function addToCounts(
   counts: StatusCounts,
   status: ItemStatus,
@@ -178,6 +178,8 @@ export function addToCounts(
   if (reason !== undefined && (status === "declined" || status === "rejected" || status === "needs_review")) {
     const byReason = counts.reasons[status] ?? {};
     counts.reasons[status] = byReason;
-    byReason[reason] = (byReason[reason] ?? 0) + n;
+    // "INVALID_REQUEST: order.items[0].vat must be …" counts as INVALID_REQUEST; the record keeps the detail.
+    const key = reason.split(": ")[0]!;
+    byReason[key] = (byReason[key] ?? 0) + n;
   }
 }
