@@ -62,9 +62,11 @@ describe("purchase-auth-batch", () => {
     }
   });
 
-  it("prints a readable report, and progress on stderr", async () => {
+  it("prints a readable report, and progress on stderr; the secret may come from a file", async () => {
     const file = tempFile("charges.csv", csv([["text-1", shop.token(), "1.00", "EUR", "Plan", "0"]]));
-    const run = await startCli([file, "--batch-id", "text"], shopEnv(shop));
+    const secretFile = tempFile("secret", `${shop.credentials.clientSecret}\n`);
+    const { PURCHASE_AUTH_CLIENT_SECRET: _fromFile, ...env } = shopEnv(shop);
+    const run = await startCli([file, "--batch-id", "text", "--client-secret-file", secretFile], env);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/Batch text: 1 item\(s\), complete/);
     expect(run.stdout).toMatch(/charged +1/);

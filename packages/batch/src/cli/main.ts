@@ -37,6 +37,12 @@ async function main(): Promise<number> {
   try {
     const result = await runCli(options, stop.signal);
     process.stdout.write(options.json ? `${JSON.stringify(result)}\n` : `${reportText(result)}\n`);
+    if (needsAnotherRun(result) && options.postgresUrl === undefined && !options.sandbox) {
+      // The keys are derived, so a re-run soon is answered by the service; but its state is gone.
+      process.stderr.write(
+        "purchase-auth-batch: the state of this run was in memory. Re-run within the hour with the same --batch-id, or use --postgres next time: after 24 h the service forgets the keys and a re-run would charge again.\n",
+      );
+    }
     return needsAnotherRun(result) ? 3 : 0;
   } catch (error) {
     if (error instanceof InputError) {
