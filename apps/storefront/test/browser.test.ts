@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 import { join } from "node:path";
 import { SHOPPER_MESSAGES } from "@purchase-auth/express";
 import type { Page } from "playwright-core";
@@ -192,6 +194,117 @@ describe.skipIf(skip)("the storefront in Chromium", () => {
       SHOPPER_MESSAGES.PAYMENT_METHOD_NO_FUNDS,
     );
     await shot("13-order-failed-no-funds");
+
+    // The failed order's items go back into a cart, and checkout is one click away.
+    await page.click('[data-role="try-again"] button[type="submit"]');
+    await page.waitForURL(/\/checkout$/);
+    expect(await page.textContent('[data-role="pay-button"]')).toBe("Pay €27.50");
+    expect(await page.isVisible(".flash--success")).toBe(true);
+    await shot("13b-checkout-after-try-again");
+  });
+
+  it("lets the merchant correct a refused refund without reloading the page", async () => {
+    await signInAs("alice");
+    await addToCart("mug-stoneware");
+    await checkout("Auto", "now");
+    await page.click('[data-role="pay-button"]');
+    await page.waitForSelector('#charge-status[data-status="captured"]');
+    const reference = page.url().split("/orders/")[1]!;
+
+    await page.goto(url("/merchant"));
+    await page.click('form[action="/merchant/sign-in"] button[type="submit"]');
+    await page.click(`tr[data-reference="${reference}"] a`);
+    const refund = 'form[data-merchant-action="refund"]';
+    await page.waitForSelector(refund);
+    // Never pre-filled: a refund is an amount the merchant chooses.
+    expect(await page.inputValue(`${refund} input[name="amount"]`)).toBe("");
+    expect(await page.textContent('[data-role="service-status"]')).toBe("Fully captured");
+
+    await page.evaluate(() => Object.assign(globalThis, { sameDocument: true }));
+    await page.fill(`${refund} input[name="amount"]`, "999.00"); // more than was captured: refused
+    await page.click(`${refund} button[type="submit"]`);
+    await page.waitForSelector('[data-role="merchant-error"]:not([hidden])');
+    await shot("15-merchant-refund-refused");
+    expect(await page.evaluate(() => (globalThis as { sameDocument?: boolean }).sameDocument)).toBe(true);
+
+    await page.fill(`${refund} input[name="amount"]`, "2.00");
+    await page.click(`${refund} button[type="submit"]`);
+    await page.waitForSelector('[data-role="operation-done"]');
+    expect(await page.textContent('[data-role="refunded-amount"]')).toBe("€2.00");
+  });
+
+  it("after a lost answer, never offers Pay again: it links to the order, which learns the outcome", async () => {
+    const sandbox = shop.embedded!.sandbox;
+    await signInAs("alice");
+    await addToCart("mug-stoneware");
+    await checkout("Auto", "now");
+    // Every answer to the create call is lost after it was processed: the outcome is unknown.
+    sandbox.injectFault({
+      kind: "drop_after_commit",
+      count: 10,
+      match: { path: "/purchase/authorizations" },
+    });
+    await page.click('[data-role="pay-button"]');
+    await page.waitForSelector('[data-role="confirming-order-link"]');
+    expect(await page.isDisabled('[data-role="pay-button"]')).toBe(true);
+    await shot("16-checkout-confirming");
+    sandbox.clearFaults();
+
+    await page.click('[data-role="confirming-order-link"]');
+    await page.waitForURL(/\/orders\/HB-/);
+    // The webhook has usually told the shop by now; otherwise "Check again" sends the same request
+    // with the same key.
+    const checkAgain = page.locator('[data-role="check-again"]');
+    if (await checkAgain.isVisible()) await checkAgain.click();
+    await page.waitForSelector('#charge-status[data-status="captured"]');
+    // Charged once, although the shop's first answer was lost.
+    const reference = page.url().split("/orders/")[1]!;
+    expect(sandbox.authorizations().filter((each) => each.reference === reference)).toHaveLength(1);
+  });
+
+  it("fits a phone: no page scrolls sideways at 390 × 844", async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    // Sideways: the page itself, or any element that reaches past the screen's right edge (a table
+    // cut off inside its card counts too).
+    const overflowOf = () =>
+      page.evaluate(() => {
+        const width = document.documentElement.clientWidth;
+        const page = document.documentElement.scrollWidth - width;
+        const sticksOut = [...document.querySelectorAll("main *")].map((element) => {
+          const box = element.getBoundingClientRect();
+          return box.width > 1 ? Math.ceil(box.right - width) : 0;
+        });
+        return Math.max(page, ...sticksOut);
+      });
+    const pages: Array<[string, string]> = [];
+    const visit = async (name: string) => {
+      await page.waitForLoadState("load");
+      await page.screenshot({ path: join(shots, `phone-${name}.png`), fullPage: true });
+      pages.push([name, String(await overflowOf())]);
+    };
+    await page.goto(url("/"));
+    await visit("catalogue");
+    await signInAs("alice");
+    await addToCart("beans-house-1kg");
+    await addToCart("kettle-pour-over");
+    await page.goto(url("/cart"));
+    await visit("cart");
+    await checkout("Manual", "now");
+    await visit("checkout");
+    await page.click('[data-role="pay-button"]');
+    await page.waitForSelector('#charge-status[data-status="authorized"]');
+    const reference = page.url().split("/orders/")[1]!;
+    await visit("order");
+    await page.goto(url("/orders"));
+    await visit("orders");
+    await page.goto(url("/merchant"));
+    await page.click('form[action="/merchant/sign-in"] button[type="submit"]');
+    await page.waitForSelector(`tr[data-reference="${reference}"]`);
+    await visit("merchant-orders");
+    await page.click(`tr[data-reference="${reference}"] a`);
+    await page.waitForSelector('form[data-merchant-action="capture"]');
+    await visit("merchant-order");
+    expect(pages.filter(([, overflow]) => Number(overflow) > 0)).toEqual([]);
   });
 
   it("shows a friendly 404 page", async () => {

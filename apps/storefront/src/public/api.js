@@ -8,6 +8,7 @@
  * @property {string} detail Written for the reader; safe to show as it is.
  * @property {string} [reason] The specification's error reason, e.g. "TOKEN_REVOKED".
  * @property {boolean} [retryable]
+ * @property {string} [type] The problem type, e.g. "urn:purchase-auth:problem:payment-confirming".
  */
 
 /** @returns {string} */

@@ -36,6 +36,20 @@ function setUpCheckout(form) {
       window.location.assign(`/orders/${encodeURIComponent(result.body.reference)}`);
       return;
     }
+    if (result.problem.status === 503 && String(result.problem.type ?? "").endsWith("payment-confirming")) {
+      // The outcome is not known yet: never offer "Pay" again; the order page follows the payment
+      // live and finds out safely.
+      const reference = form.dataset.reference ?? "";
+      errorMessage.replaceChildren(
+        "We are still confirming your payment. Please do not pay again. ",
+        orderLink(reference),
+      );
+      errorHint.hidden = true;
+      errorBox.hidden = false;
+      button.textContent = "Confirming…";
+      errorBox.scrollIntoView({ block: "nearest" });
+      return;
+    }
     // The problem's detail is the middleware's shopper message for the reason: show it as it is.
     errorMessage.textContent = result.problem.detail;
     errorHint.hidden = !(result.problem.status === 422 && result.problem.retryable === false);
@@ -44,4 +58,13 @@ function setUpCheckout(form) {
     button.textContent = payLabel;
     errorBox.scrollIntoView({ block: "nearest" });
   });
+}
+
+/** @param {string} reference */
+function orderLink(reference) {
+  const link = document.createElement("a");
+  link.href = `/orders/${encodeURIComponent(reference)}`;
+  link.dataset.role = "confirming-order-link";
+  link.textContent = "Follow your order's status";
+  return link;
 }

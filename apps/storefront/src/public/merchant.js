@@ -14,7 +14,9 @@ for (const form of document.querySelectorAll("form[data-merchant-action]")) {
 function setUpAction(form) {
   const operation = form.dataset.merchantAction ?? "";
   const authorizationId = form.dataset.authorizationId ?? "";
-  const sequence = Number(form.dataset.sequence);
+  // The n-th operation. A refused one (4xx) is recorded as refused, so a corrected try is the next
+  // number; after a lost answer (5xx, network) the same number is sent again and cannot move twice.
+  let sequence = Number(form.dataset.sequence);
   const button = /** @type {HTMLButtonElement} */ (form.querySelector('button[type="submit"]'));
 
   form.addEventListener("submit", async (event) => {
@@ -31,6 +33,7 @@ function setUpAction(form) {
       window.location.assign(`${window.location.pathname}?done=${operation}&outcome=${outcome}`);
       return;
     }
+    if (result.problem.status >= 400 && result.problem.status < 500) sequence += 1;
     if (errorBox) {
       errorBox.textContent = result.problem.detail;
       errorBox.hidden = false;

@@ -2,6 +2,7 @@ import { Router as createRouter, type Router } from "express";
 import { PageError } from "../http/errors.js";
 import { pageContext } from "../http/page-context.js";
 import { sessionOf } from "../http/sessions.js";
+import { findOpenCart } from "../shop/current-cart.js";
 import { findCustomer } from "../shop/customers.js";
 import type { ShopContext } from "../shop-context.js";
 import { renderOrder } from "../views/order.js";
@@ -44,6 +45,32 @@ export function orderRoutes(shop: ShopContext): Router {
       demoClock: shop.demoClock !== undefined,
     });
     res.type("html").send(page);
+  });
+
+  // A failed order's cart is open again: make it the session's cart, or, if the shopper has started
+  // another one since, add its items there. Then back to checkout.
+  router.post("/orders/:reference/try-again", async (req, res) => {
+    const session = sessionOf(req);
+    const customer = findCustomer(session.customerId);
+    const order = shop.orders.get(String(req.params.reference));
+    const charge = order && (await shop.charges.findByReference(order.reference));
+    const failedCart = order && shop.carts.get(order.cartId);
+    if (!customer || !order || !charge || !failedCart || order.customerId !== customer.id) {
+      throw new PageError(404, "Order not found", "We could not find that order in your account.");
+    }
+    if (charge.status !== "failed") {
+      res.redirect(303, `/orders/${encodeURIComponent(order.reference)}`);
+      return;
+    }
+    const current = await findOpenCart(session, shop.carts, shop.charges);
+    if (current && current.id !== failedCart.id) {
+      for (const line of failedCart.lines) shop.carts.add(current, line.sku, line.quantity);
+      failedCart.lines = []; // its items moved: the failed order cannot be paid a second way
+    } else {
+      session.cartId = failedCart.id;
+    }
+    session.flash = { tone: "success", text: "Your items are back in your cart." };
+    res.redirect(303, "/checkout");
   });
 
   return router;

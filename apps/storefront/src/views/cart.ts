@@ -12,12 +12,12 @@ export function renderCart(context: PageContext, cart: PricedCart): string {
       : html`<h1>Your cart</h1>
 <div class="card">
 <table class="lines">
-<thead><tr><th scope="col">Product</th><th scope="col" class="num">Price</th><th scope="col">Quantity</th><th scope="col" class="num">Total</th><th scope="col"><span class="visually-hidden">Remove</span></th></tr></thead>
+<thead><tr><th scope="col">Product</th><th scope="col" class="num optional">Price</th><th scope="col">Quantity</th><th scope="col" class="num">Total</th><th scope="col"><span class="visually-hidden">Remove</span></th></tr></thead>
 <tbody>
 ${cart.lines.map(
   (line) => html`<tr data-sku="${line.product.sku}">
 <td>${line.product.name}</td>
-<td class="num">${formatMoney(line.product.unitPrice, cart.currency)}</td>
+<td class="num optional">${formatMoney(line.product.unitPrice, cart.currency)}</td>
 <td><form method="post" action="/cart/items/${encodeURIComponent(line.product.sku)}" class="inline-form quantity-form">
 ${csrfField(context)}
 <label class="visually-hidden" for="qty-${line.product.sku}">Quantity of ${line.product.name}</label>
@@ -32,7 +32,7 @@ ${csrfField(context)}<input type="hidden" name="quantity" value="0">
 </tr>`,
 )}
 </tbody>
-<tfoot><tr><th scope="row" colspan="3">Total <small class="muted">incl. VAT</small></th><td class="num total" data-cart-total>${formatMoney(cart.total, cart.currency)}</td><td></td></tr></tfoot>
+<tfoot><tr><th scope="row">Total <small class="muted">incl. VAT</small></th><td class="optional"></td><td></td><td class="num total" data-cart-total>${formatMoney(cart.total, cart.currency)}</td><td></td></tr></tfoot>
 </table>
 <div class="actions">
 <a class="button button--quiet" href="/">Continue shopping</a>

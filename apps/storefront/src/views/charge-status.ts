@@ -62,18 +62,21 @@ export function statusBadge(status: ChargeStatus): SafeHtml {
   return html`<span class="badge badge--${copy.tone}" data-role="status-label">${copy.label}</span>`;
 }
 
-/** What the shopper reads under the badge. `pendingDetail` replaces the general pending text. */
+/**
+ * What the shopper reads under the badge. `pendingDetail` replaces the general pending text;
+ * `tryAgain` is the failed order's way back to checkout with its items.
+ */
 export function statusBody(
   status: ChargeStatus,
   charge: Pick<ChargeRecord, "reason"> | undefined,
   pendingDetail?: string,
+  tryAgain?: SafeHtml,
 ): SafeHtml {
   if (status === "failed") {
     // The middleware's shopper message for the reason: readable for every reason of the spec.
     const message = shopperMessageFor(charge?.reason);
-    // Nothing was charged and the cart is still open: trying again is one click away.
     return html`${statusBadge(status)}<p class="status-detail" data-role="reason-message">${message}</p>
-<p class="small">Nothing was charged and your items are still in your cart. <a href="/checkout">Return to checkout</a></p>`;
+<p class="small">Nothing was charged.</p>${tryAgain}`;
   }
   const detail = status === "pending" && pendingDetail ? pendingDetail : STATUS_COPY[status].detail;
   return html`${statusBadge(status)}<p class="status-detail">${detail}</p>`;

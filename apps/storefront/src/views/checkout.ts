@@ -38,7 +38,7 @@ ${priced.lines.map(
 
 <section class="card" aria-labelledby="payment-heading">
 <h2 id="payment-heading">Payment</h2>
-<form id="checkout-form" data-cart-id="${cart.id}" data-schedule="${DEFAULT_SCHEDULE}" novalidate>
+<form id="checkout-form" data-cart-id="${cart.id}" data-reference="${cart.reference}" data-schedule="${DEFAULT_SCHEDULE}" novalidate>
 <div class="payment-method-box">
 <span class="card-chip" aria-hidden="true"></span>
 <div><strong>Saved payment method ${maskedToken(customer.customerToken)}</strong>
@@ -47,7 +47,7 @@ ${priced.lines.map(
 <p class="demo-note"><strong>Demo:</strong> ${customer.name}'s method is <em>${customer.tokenState.label.toLowerCase()}</em>. ${customer.tokenState.outcome}</p>
 
 <fieldset>
-<legend>When should we charge it?</legend>
+<legend>When do we take the money?</legend>
 <label class="choice"><input type="radio" name="captureMode" value="Auto" checked>
 <span><strong>Charge now</strong><small>Auto capture: the payment is taken as soon as it is authorized.</small></span></label>
 <label class="choice"><input type="radio" name="captureMode" value="Manual">
@@ -55,13 +55,13 @@ ${priced.lines.map(
 </fieldset>
 
 <fieldset>
-<legend>When should we try the payment?</legend>
+<legend>When do you want to pay?</legend>
 <label class="choice"><input type="radio" name="timing" value="now" checked>
-<span><strong>Now</strong><small>Wait for the answer here (a payment method that needs a challenge answers a moment later).</small></span></label>
+<span><strong>Now</strong><small>You see the result here in a moment.</small></span></label>
 <label class="choice"><input type="radio" name="timing" value="asap">
-<span><strong>As soon as possible</strong><small>Go straight to your order; its status updates by itself when the service answers.</small></span></label>
+<span><strong>As soon as possible</strong><small>Go straight to your order; it shows when your payment went through.</small></span></label>
 <label class="choice"><input type="radio" name="timing" value="scheduled">
-<span><strong>On a schedule</strong><small>First attempt in 5 minutes, one more 5 minutes later if needed.</small></span></label>
+<span><strong>In 5 minutes</strong><small>We try once in 5 minutes, and once more 5 minutes later if needed.</small></span></label>
 </fieldset>
 
 <div class="alert alert--danger" role="alert" data-role="checkout-error" hidden>

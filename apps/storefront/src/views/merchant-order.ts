@@ -25,6 +25,17 @@ const DONE_TEXT: Record<MerchantOperation, string> = {
   refund: "Refunded.",
 };
 
+/** The service's order status in the back office's words (its codes are for machines). */
+const SERVICE_ORDER_STATUS: Record<Order["status"], string> = {
+  NotActivated: "Reserved, nothing captured yet",
+  PartActivated: "Partly captured",
+  Activated: "Fully captured",
+  PartReturned: "Partly refunded",
+  Returned: "Fully refunded",
+  Cancelled: "Released",
+  Expired: "Expired before capture",
+};
+
 /**
  * One order with capture, cancel and refund. The forms post to the middleware's merchant routes
  * (public/merchant.js) with a `sequence`: the n-th capture (or refund) of this charge. A form sent
@@ -55,7 +66,7 @@ ${
 <dt>Captured</dt><dd data-role="captured-amount">${money(serviceOrder.capturedAmount)}</dd>
 <dt>Refunded</dt><dd data-role="refunded-amount">${money(serviceOrder.refundedAmount)}</dd>
 <dt>Released</dt><dd>${money(serviceOrder.cancelledAmount)}</dd>
-<dt>Service order status</dt><dd><code>${serviceOrder.status}</code></dd>
+<dt>At the payment service</dt><dd data-role="service-status">${SERVICE_ORDER_STATUS[serviceOrder.status]}</dd>
 </dl>`
     : charge.orderId
       ? html`<p class="alert alert--danger">The order's amounts could not be read from the payment service right now. Reload to try again.</p>`
@@ -131,8 +142,8 @@ function actions(
       form(
         "refund",
         html`<h3>Refund</h3>
-<label>Amount <input name="amount" inputmode="decimal" autocomplete="off" value="${refundable ?? ""}" required pattern="\\d+(\\.\\d{1,2})?"></label>
-<p class="muted small">Up to ${refundable ? money(refundable) : "the captured amount"}; enter less for a partial refund.</p>
+<label>Amount <input name="amount" inputmode="decimal" autocomplete="off" placeholder="${refundable ?? ""}" required pattern="\\d+(\\.\\d{1,2})?"></label>
+<p class="muted small">Enter the amount to refund, up to ${refundable ? money(refundable) : "the captured amount"}.</p>
 <button class="button" type="submit">Refund</button>`,
       ),
     );

@@ -20,15 +20,15 @@ ${
   rows.length === 0
     ? html`<div class="card empty-state"><p>No orders yet. Place one in <a href="/">the shop</a>.</p></div>`
     : html`<div class="card"><table class="lines" data-role="merchant-orders">
-<thead><tr><th scope="col">Order</th><th scope="col">Placed</th><th scope="col">Customer</th><th scope="col">Capture</th><th scope="col">Timing</th><th scope="col" class="num">Amount</th><th scope="col">Payment</th></tr></thead>
+<thead><tr><th scope="col">Order</th><th scope="col" class="optional">Placed</th><th scope="col">Customer</th><th scope="col" class="optional">Capture</th><th scope="col" class="optional">Timing</th><th scope="col" class="num">Amount</th><th scope="col">Payment</th></tr></thead>
 <tbody>
 ${rows.map(
   ({ order, charge, customer }) => html`<tr data-reference="${order.reference}">
 <td><a href="/merchant/orders/${encodeURIComponent(order.reference)}">${order.reference}</a></td>
-<td>${formatDateTime(order.placedAt)}</td>
-<td>${customer?.name ?? order.customerId}<div class="muted small">${customer?.company}</div></td>
-<td>${charge.captureMode}</td>
-<td>${timingLabel(order.timing)}</td>
+<td class="optional">${formatDateTime(order.placedAt)}</td>
+<td>${customer?.name ?? order.customerId}<div class="muted small optional">${customer?.company}</div></td>
+<td class="optional">${charge.captureMode}</td>
+<td class="optional">${timingLabel(order.timing)}</td>
 <td class="num">${formatMoney(charge.amount, charge.currency)}</td>
 <td>${statusBadge(charge.status)}</td>
 </tr>`,

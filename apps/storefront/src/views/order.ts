@@ -6,7 +6,7 @@ import { type DemoCustomer, maskedToken } from "../shop/customers.js";
 import type { PlacedOrder } from "../shop/orders.js";
 import { statusBody } from "./charge-status.js";
 import { captureModeLabel, formatDateTime, formatMoney, timingLabel } from "./format.js";
-import { renderPage } from "./layout.js";
+import { csrfField, renderPage } from "./layout.js";
 
 export interface OrderPageOptions {
   order: PlacedOrder;
@@ -26,6 +26,8 @@ export function renderOrder(context: PageContext, options: OrderPageOptions): st
   const status: ChargeStatus = charge.status;
   const pendingDetail = pendingText(order, charge);
   const showDemoClock = options.demoClock && order.timing === "scheduled";
+  // A failed order's items go back into the cart (the shopper may have started another one since).
+  const tryAgain = html`<form method="post" action="/orders/${encodeURIComponent(order.reference)}/try-again" data-role="try-again">${csrfField(context)}<button class="button" type="submit">Put the items back in my cart and try again</button></form>`;
 
   const main = html`
 <p class="breadcrumbs"><a href="/orders">Your orders</a> › ${order.reference}</p>
@@ -34,12 +36,12 @@ export function renderOrder(context: PageContext, options: OrderPageOptions): st
 
 <section class="status-panel tone-panel" id="charge-status" aria-live="polite"
   data-status="${status}" data-capture-mode="${order.captureMode}" data-authorization-id="${charge.authorizationId ?? ""}">
-<div data-role="status-body">${statusBody(status, charge, pendingDetail)}</div>
+<div data-role="status-body">${statusBody(status, charge, pendingDetail, tryAgain)}</div>
 <p class="live-note small" data-role="live-note" hidden>Live: this page updates by itself as the payment service answers.</p>
 </section>
 ${CHARGE_STATUSES.map(
   (each) =>
-    html`<template data-status-template="${each}">${statusBody(each, undefined, pendingDetail)}</template>`,
+    html`<template data-status-template="${each}">${statusBody(each, undefined, pendingDetail, tryAgain)}</template>`,
 )}
 ${showDemoClock && demoClockBox(status)}
 ${!charge.authorizationId && status === "pending" && confirmingBox(order)}

@@ -18,12 +18,12 @@ ${
   rows.length === 0
     ? html`<div class="card empty-state"><p>You have no orders yet.</p><p><a class="button" href="/">Browse the shop</a></p></div>`
     : html`<div class="card"><table class="lines">
-<thead><tr><th scope="col">Order</th><th scope="col">Placed</th><th scope="col" class="num">Total</th><th scope="col">Payment</th></tr></thead>
+<thead><tr><th scope="col">Order</th><th scope="col" class="optional">Placed</th><th scope="col" class="num">Total</th><th scope="col">Payment</th></tr></thead>
 <tbody>
 ${rows.map(
   ({ order, charge }) => html`<tr>
 <td><a href="/orders/${encodeURIComponent(order.reference)}">${order.reference}</a></td>
-<td>${formatDateTime(order.placedAt)}</td>
+<td class="optional">${formatDateTime(order.placedAt)}</td>
 <td class="num">${formatMoney(order.total, order.currency)}</td>
 <td>${statusBadge(charge.status)}</td>
 </tr>`,
