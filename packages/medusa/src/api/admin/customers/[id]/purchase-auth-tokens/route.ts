@@ -1,11 +1,21 @@
 import type { AuthenticatedMedusaRequest, MedusaResponse } from "@medusajs/framework/http";
+import { readCustomerTokensLive } from "../../../../../providers/purchase-auth/service-view";
 import { attachCustomerTokenWorkflow } from "../../../../../workflows/attach-customer-token";
 import { listCustomerTokens } from "../../../../../workflows/list-customer-tokens";
 import type { AttachCustomerTokenBodyType } from "../../../../validators";
 
-/** A customer's stored customer tokens. */
+/**
+ * A customer's stored customer tokens. With `?live=true` each also carries its status at the service
+ * read now (`live_status`, or `live_error` when it could not be read): one call per token.
+ */
 export async function GET(req: AuthenticatedMedusaRequest, res: MedusaResponse): Promise<void> {
-  res.json({ customer_tokens: await listCustomerTokens(req.scope, req.params.id!) });
+  const customerId = req.params.id!;
+  const live = req.query.live === "true";
+  res.json({
+    customer_tokens: live
+      ? await readCustomerTokensLive(req.scope, customerId)
+      : await listCustomerTokens(req.scope, customerId),
+  });
 }
 
 /**
