@@ -11,11 +11,15 @@ import { accountRoutes } from "./routes/account.js";
 import { checkoutRoutes } from "./routes/checkout.js";
 import { demoClockRoutes } from "./routes/demo-clock.js";
 import { merchantRoutes } from "./routes/merchant.js";
+import { merchantSubscriptionRoutes } from "./routes/merchant-subscriptions.js";
 import { orderRoutes } from "./routes/orders.js";
 import { shopRoutes } from "./routes/shop.js";
+import { subscriptionRoutes } from "./routes/subscriptions.js";
 import { CartBook } from "./shop/carts.js";
 import { OrderBook } from "./shop/orders.js";
+import { SubscriptionBook } from "./shop/subscriptions.js";
 import type { DemoClock, PaymentsMode, ShopContext } from "./shop-context.js";
+import { RenewalJob } from "./subscriptions/renewal-job.js";
 
 /** Stylesheet and browser scripts: src/public when run from source, dist/public once built. */
 const PUBLIC_DIR = fileURLToPath(new URL("./public/", import.meta.url));
@@ -28,6 +32,8 @@ export interface StorefrontAppOptions {
   paymentsMode: PaymentsMode;
   /** Only on the embedded sandbox: enables the "advance the sandbox clock" demo control. */
   demoClock?: DemoClock;
+  /** How often the renewal job looks for due subscriptions (real time); 0 = only when asked. Default 10 s. */
+  renewalIntervalMs?: number;
   logger?: Logger;
 }
 
@@ -35,7 +41,7 @@ export interface StorefrontApp {
   app: Express;
   shop: ShopContext;
   payments: PurchaseAuthRouter;
-  /** Ends open live-update streams and closes the payment client. */
+  /** Stops the renewal job, ends open live-update streams and closes the payment client. */
   close(): Promise<void>;
 }
 
@@ -51,6 +57,20 @@ export function createStorefrontApp(options: StorefrontAppOptions): StorefrontAp
     orders,
     logger,
   });
+  // The service's clock: the embedded sandbox's virtual one (moved by the demo control), or real time.
+  const demoClock = options.demoClock;
+  const now = demoClock ? () => demoClock.now() : () => Date.now();
+  const subscriptions = new SubscriptionBook();
+  const renewals = new RenewalJob({
+    subscriptions,
+    orders,
+    charges: payments.store,
+    client: payments.client,
+    reconcile: () => payments.reconcile(),
+    now,
+    logger,
+  });
+  renewals.start(options.renewalIntervalMs ?? 10_000);
   const shop: ShopContext = {
     sessions: new SessionStore(),
     carts,
@@ -58,7 +78,10 @@ export function createStorefrontApp(options: StorefrontAppOptions): StorefrontAp
     charges: payments.store,
     client: payments.client,
     paymentsMode: options.paymentsMode,
-    ...(options.demoClock ? { demoClock: options.demoClock } : {}),
+    ...(demoClock ? { demoClock } : {}),
+    now,
+    subscriptions,
+    renewals,
   };
   const withSession = sessions(shop.sessions);
 
@@ -86,11 +109,21 @@ export function createStorefrontApp(options: StorefrontAppOptions): StorefrontAp
   app.use(checkoutRoutes(shop));
   app.use(orderRoutes(shop));
   app.use(merchantRoutes(shop));
-  if (shop.demoClock) app.use(demoClockRoutes(shop.demoClock));
+  app.use(subscriptionRoutes(shop));
+  app.use(merchantSubscriptionRoutes(shop));
+  if (shop.demoClock) app.use(demoClockRoutes(shop.demoClock, renewals));
   app.use(notFoundPage(shop));
   app.use(errorPage(shop, logger));
 
-  return { app, shop, payments, close: () => payments.close() };
+  return {
+    app,
+    shop,
+    payments,
+    async close() {
+      await renewals.stop();
+      await payments.close();
+    },
+  };
 }
 
 function exceptWebhooks(handler: RequestHandler): RequestHandler {

@@ -32,7 +32,7 @@ export async function startEmbeddedSandbox(): Promise<EmbeddedSandbox> {
       scope: merchant.scope,
     },
     webhookSecret,
-    clock: { advance: (ms) => void sandbox.advanceClock(ms) },
+    clock: { advance: (ms) => void sandbox.advanceClock(ms), now: () => sandbox.now() },
     registerWebhookUrl(url) {
       sandbox.setWebhooks({ merchantId: DEMO.merchantId, urls: [url], secrets: [webhookSecret] });
     },

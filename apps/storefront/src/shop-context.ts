@@ -3,10 +3,14 @@ import type { ChargeStore } from "@purchase-auth/express";
 import type { SessionStore } from "./http/sessions.js";
 import type { CartBook } from "./shop/carts.js";
 import type { OrderBook } from "./shop/orders.js";
+import type { SubscriptionBook } from "./shop/subscriptions.js";
+import type { RenewalJob } from "./subscriptions/renewal-job.js";
 
 /** Moves the embedded sandbox's virtual clock; present only when the shop runs on it. */
 export interface DemoClock {
   advance(ms: number): void;
+  /** The sandbox's virtual time, epoch milliseconds. */
+  now(): number;
 }
 
 /** Where payments go, for the banner and the start-up text. */
@@ -23,4 +27,9 @@ export interface ShopContext {
   client: PurchaseAuthClient;
   paymentsMode: PaymentsMode;
   demoClock?: DemoClock;
+  /** The payment service's time (epoch ms): the sandbox's virtual clock, or the real one. */
+  now(): number;
+  /** "Re-order every month": the customers' subscriptions and the job that renews them. */
+  subscriptions: SubscriptionBook;
+  renewals: RenewalJob;
 }

@@ -262,6 +262,34 @@ describe.skipIf(skip)("the storefront in Chromium", () => {
     expect(sandbox.authorizations().filter((each) => each.reference === reference)).toHaveLength(1);
   });
 
+  it("re-orders a paid order every month: the renewal shows after the demo clock moves a month", async () => {
+    await signInAs("alice");
+    await addToCart("beans-house-1kg");
+    await checkout("Auto", "now");
+    await page.click('[data-role="pay-button"]');
+    await page.waitForSelector('#charge-status[data-status="captured"]');
+    await page.click('[data-role="reorder"] button[type="submit"]');
+    await page.waitForURL(/\/subscriptions$/);
+    const subscription = page.locator('[data-status="active"][data-subscription-id]').first();
+    const id = await subscription.getAttribute("data-subscription-id");
+    await shot("17-subscription-started");
+
+    await page.click('[data-role="advance-month"]'); // demo control: the clock moves, the job runs
+    await page.waitForSelector(`[data-subscription-id="${id}"] tr[data-period="1"][data-status="charged"]`);
+    expect(await page.isVisible(".flash--info")).toBe(true);
+    await shot("18-subscription-renewed");
+
+    await page.click(`[data-subscription-id="${id}"] tr[data-period="1"] a`);
+    await page.waitForSelector('#charge-status[data-status="captured"]');
+    expect(await page.isVisible('[data-role="subscription-link"]')).toBe(true);
+
+    await page.goto(url("/merchant/subscriptions"));
+    await page.click('form[action="/merchant/sign-in"] button[type="submit"]');
+    await page.goto(url("/merchant/subscriptions"));
+    await page.waitForSelector(`tr[data-item-id="${id}-P01"][data-status="charged"]`);
+    await shot("19-merchant-subscriptions");
+  });
+
   it("fits a phone: no page scrolls sideways at 390 × 844", async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     // Sideways: the page itself, or any element that reaches past the screen's right edge (a table
@@ -297,10 +325,15 @@ describe.skipIf(skip)("the storefront in Chromium", () => {
     await visit("order");
     await page.goto(url("/orders"));
     await visit("orders");
+    await page.goto(url("/subscriptions"));
+    await visit("subscriptions");
     await page.goto(url("/merchant"));
     await page.click('form[action="/merchant/sign-in"] button[type="submit"]');
     await page.waitForSelector(`tr[data-reference="${reference}"]`);
     await visit("merchant-orders");
+    await page.goto(url("/merchant/subscriptions"));
+    await visit("merchant-subscriptions");
+    await page.goto(url("/merchant"));
     await page.click(`tr[data-reference="${reference}"] a`);
     await page.waitForSelector('form[data-merchant-action="capture"]');
     await visit("merchant-order");

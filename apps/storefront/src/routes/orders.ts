@@ -4,9 +4,11 @@ import { pageContext } from "../http/page-context.js";
 import { sessionOf } from "../http/sessions.js";
 import { findOpenCart } from "../shop/current-cart.js";
 import { findCustomer } from "../shop/customers.js";
+import type { Subscription } from "../shop/subscriptions.js";
 import type { ShopContext } from "../shop-context.js";
 import { renderOrder } from "../views/order.js";
 import { type OrderRow, renderOrders } from "../views/orders.js";
+import { REORDERABLE } from "./subscriptions.js";
 
 /** The customer's orders, each with its payment's live status. */
 export function orderRoutes(shop: ShopContext): Router {
@@ -43,6 +45,12 @@ export function orderRoutes(shop: ShopContext): Router {
       charge,
       customer,
       demoClock: shop.demoClock !== undefined,
+      reorderable: REORDERABLE.has(charge.status) && order.subscriptionId === undefined,
+      ...withSubscription(
+        order.subscriptionId === undefined
+          ? shop.subscriptions.fromOrder(order.reference)
+          : shop.subscriptions.get(order.subscriptionId),
+      ),
     });
     res.type("html").send(page);
   });
@@ -74,4 +82,8 @@ export function orderRoutes(shop: ShopContext): Router {
   });
 
   return router;
+}
+
+function withSubscription(subscription: Subscription | undefined): { subscription?: Subscription } {
+  return subscription ? { subscription } : {};
 }

@@ -17,6 +17,8 @@ export interface PlacedOrder {
   timing: Timing;
   schedule?: string;
   placedAt: Date;
+  /** A monthly renewal: the subscription it renews (see subscriptions.ts). */
+  subscriptionId?: string;
 }
 
 export class OrderBook {

@@ -56,7 +56,7 @@ function shopHeader(context: PageContext | undefined): SafeHtml {
 <a class="brand" href="/">${LOGO}<span class="brand-name">${SHOP_NAME}<small>Office coffee, on account</small></span></a>
 <nav class="site-nav" aria-label="Main">
 <a href="/">Shop</a>
-${customer && html`<a href="/orders">Your orders</a>`}
+${customer && html`<a href="/orders">Your orders</a> <a href="/subscriptions">Subscriptions</a>`}
 <a href="/cart" class="cart-link">Cart <span class="count" data-cart-count>${context?.cartCount ?? 0}</span></a>
 ${
   customer
@@ -73,6 +73,7 @@ function merchantHeader(context: PageContext | undefined): SafeHtml {
 <a class="brand" href="/merchant">${LOGO}<span class="brand-name">${SHOP_NAME}<small>Merchant back office · demo</small></span></a>
 <nav class="site-nav" aria-label="Merchant">
 <a href="/merchant">Orders</a>
+<a href="/merchant/subscriptions">Subscriptions</a>
 <a href="/">Back to the shop</a>
 ${
   context?.merchant &&

@@ -4,6 +4,7 @@ import { html, type SafeHtml } from "../http/html.js";
 import type { PageContext } from "../http/page-context.js";
 import { type DemoCustomer, maskedToken } from "../shop/customers.js";
 import type { PlacedOrder } from "../shop/orders.js";
+import type { Subscription } from "../shop/subscriptions.js";
 import { statusBody } from "./charge-status.js";
 import { captureModeLabel, formatDateTime, formatMoney, timingLabel } from "./format.js";
 import { csrfField, renderPage } from "./layout.js";
@@ -14,6 +15,10 @@ export interface OrderPageOptions {
   customer: DemoCustomer;
   /** The shop runs on the embedded sandbox: offer the demo clock control for a scheduled payment. */
   demoClock: boolean;
+  /** Paid and not itself a renewal: offer "Re-order this every month". */
+  reorderable: boolean;
+  /** The subscription started from this order, or the one this order renews. */
+  subscription?: Subscription;
 }
 
 /**
@@ -44,6 +49,7 @@ ${CHARGE_STATUSES.map(
     html`<template data-status-template="${each}">${statusBody(each, undefined, pendingDetail, tryAgain)}</template>`,
 )}
 ${showDemoClock && demoClockBox(status)}
+${reorderBox(context, options)}
 ${!charge.authorizationId && status === "pending" && confirmingBox(order)}
 
 <div class="order-grid">
@@ -74,6 +80,22 @@ function pendingText(order: PlacedOrder, charge: ChargeRecord): string {
     return "Your payment is scheduled: the first attempt runs about 5 minutes after you ordered. This page updates by itself.";
   }
   return "We are waiting for the payment service to confirm your payment. This page updates by itself.";
+}
+
+/** A paid order can be re-ordered every month; a subscription's orders link to it. */
+function reorderBox(context: PageContext, options: OrderPageOptions): SafeHtml | undefined {
+  const { order, subscription } = options;
+  if (subscription) {
+    const text =
+      order.subscriptionId === undefined
+        ? "You re-order this every month."
+        : "This order is a monthly renewal.";
+    return html`<p class="notice" data-role="subscription-link">${text} <a href="/subscriptions">Your subscriptions</a></p>`;
+  }
+  if (!options.reorderable) return undefined;
+  return html`<form method="post" action="/orders/${encodeURIComponent(order.reference)}/subscribe" class="reorder" data-role="reorder">${csrfField(context)}
+<button class="button button--quiet" type="submit">Re-order this every month</button>
+<span class="small muted">Same items, same prices, charged to your saved payment method on this day each month. Stop any time.</span></form>`;
 }
 
 /** Demo only: the sandbox's clock is virtual, so a scheduled attempt runs when the clock is moved. */
