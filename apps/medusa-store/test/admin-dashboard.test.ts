@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PURCHASE_AUTH_PROVIDER_ID, seedStore } from "../src/scripts/seed-store";
 import { cartWithCollection, customerWithToken, type Shop } from "./support/checkout";
 import { ensureDashboardBuild, serveDashboard } from "./support/dashboard";
-import { type Api, loginAdmin } from "./support/store-api";
+import { type Api, eventually, loginAdmin } from "./support/store-api";
 
 // Issue 13, item 4, in the real Medusa admin dashboard (the 2.21.2 build with the plugin's
 // extensions) in Debian's Chromium: the customer page lists the stored tokens with their status read
@@ -70,8 +70,25 @@ medusaIntegrationTestRunner({
     let shop: Shop;
     let customer: { customerId: string; customerToken: string; headers: Record<string, string> };
     let orderId: string;
+    let declinedOrderId: string;
     let dashboard: Awaited<ReturnType<typeof serveDashboard>>;
     let browser: Browser;
+
+    async function placeOrder(headers: Record<string, string>) {
+      const { cartId, collectionId } = await cartWithCollection(shop, headers);
+      await api.post(
+        `/store/payment-collections/${collectionId}/payment-sessions`,
+        { provider_id: PURCHASE_AUTH_PROVIDER_ID, data: {} },
+        { headers },
+      );
+      const completed = await api.post<{ type: string; order: { id: string } }>(
+        `/store/carts/${cartId}/complete`,
+        {},
+        { headers },
+      );
+      expect(completed.data.type).toBe("order");
+      return completed.data.order.id;
+    }
 
     beforeAll(async () => {
       const container = getContainer() as MedusaContainer;
@@ -90,24 +107,31 @@ medusaIntegrationTestRunner({
       };
       // A customer with a stored token pays 79.60 EUR; the merchant captures 30.25 of it.
       customer = await customerWithToken(shop, "dashboard-customer@example.com");
-      const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
-      await api.post(
-        `/store/payment-collections/${collectionId}/payment-sessions`,
-        { provider_id: PURCHASE_AUTH_PROVIDER_ID, data: {} },
-        { headers: customer.headers },
-      );
-      const completed = await api.post<{ type: string; order: { id: string } }>(
-        `/store/carts/${cartId}/complete`,
-        {},
-        { headers: customer.headers },
-      );
-      expect(completed.data.type).toBe("order");
-      orderId = completed.data.order.id;
+      orderId = await placeOrder(customer.headers);
       const { data } = await api.get<{
         order: { payment_collections: Array<{ payments: Array<{ id: string }> }> };
       }>(`/admin/orders/${orderId}?fields=*payment_collections.payments`, { headers: admin });
       const paymentId = data.order.payment_collections[0]!.payments[0]!.id;
       await api.post(`/admin/payments/${paymentId}/capture`, { amount: 30.25 }, { headers: admin });
+
+      // Another customer's payment is answered 202 and declined later (no funds), by webhook.
+      sandbox.setWebhooks({
+        merchantId: merchant.merchantId,
+        urls: [`${api.defaults.baseURL}/hooks/payment/purchase-auth_purchase-auth`],
+        secrets: ["whsec-dashboard"],
+      });
+      const declining = await customerWithToken(shop, "dashboard-declined@example.com", {
+        needsChallenge: true,
+        funds: "1.00",
+      });
+      declinedOrderId = await placeOrder(declining.headers);
+      await sandbox.settle();
+      await eventually(async () => {
+        const { data: view } = await api.get<{
+          purchase_auth_payments: Array<{ recorded: { failure_reason: string | null } }>;
+        }>(`/admin/orders/${declinedOrderId}/purchase-auth`, { headers: admin });
+        return view.purchase_auth_payments[0]?.recorded.failure_reason ?? undefined;
+      });
 
       dashboard = await serveDashboard(dashboardBuild, api.defaults.baseURL);
       browser = await chromium.launch({
@@ -130,7 +154,13 @@ medusaIntegrationTestRunner({
       await dashboard?.close();
     });
 
-    const serviceOrder = () => sandbox.orders().find((o) => o.merchantId === merchant.merchantId);
+    const serviceOrder = () => {
+      const [paid] = sandbox.authorizations({
+        merchantId: merchant.merchantId,
+        customerToken: customer.customerToken,
+      });
+      return sandbox.orders().find((o) => o.orderId === paid?.orderId);
+    };
 
     describe("the admin routes behind the widgets", () => {
       it("list the customer's tokens with their status read from the service", async () => {
@@ -236,11 +266,34 @@ medusaIntegrationTestRunner({
           .toBe(`${held.capturedAmount} EUR`);
         expect(held.capturedAmount).toBe("30.25");
         expect(await widget.getByTestId("purchase-auth-total").textContent()).toBe("79.60 EUR");
+        expect(await widget.getByTestId("purchase-auth-medusa-amount").textContent()).toBe("79.60 EUR");
         expect(await widget.getByTestId("purchase-auth-refunded").textContent()).toBe("0.00 EUR");
         expect(await widget.getByTestId("purchase-auth-service-status").textContent()).toBe(held.status);
         expect(await widget.getByTestId("purchase-auth-decline").count()).toBe(0);
         await widget.scrollIntoViewIfNeeded();
         await page.screenshot({ path: join(SCREENSHOTS, "order-payment.png"), fullPage: true });
+        await page.close();
+      });
+
+      it("the order page shows an asynchronous decline with its reason", async () => {
+        const page = await browser.newPage({ viewport: { width: 1440, height: 1400 } });
+        await logIn(page, dashboard.url);
+        await page.goto(`${dashboard.url}/app/orders/${declinedOrderId}`);
+        const widget = page.getByTestId("purchase-auth-order");
+        await expect
+          .poll(() => widget.getByTestId("purchase-auth-decline").textContent(), { timeout: 60_000 })
+          .toBe("Declined: PAYMENT_METHOD_NO_FUNDS: The payment method has insufficient funds.");
+        expect(await widget.getByTestId("purchase-auth-recorded-state").textContent()).toMatch(
+          /^failed \(session .*no payment yet\)/,
+        );
+        expect(await widget.getByTestId("purchase-auth-service-status").textContent()).toBe(
+          "No order at the service",
+        );
+        expect(await widget.getByTestId("purchase-auth-medusa-amount").textContent()).toBe("79.60 EUR");
+        expect(await widget.getByTestId("purchase-auth-total").textContent()).toBe("–");
+        expect(await widget.getByTestId("purchase-auth-captured").textContent()).toBe("–");
+        await widget.scrollIntoViewIfNeeded();
+        await page.screenshot({ path: join(SCREENSHOTS, "order-declined.png"), fullPage: true });
         await page.close();
       });
     });

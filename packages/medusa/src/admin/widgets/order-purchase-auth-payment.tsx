@@ -66,8 +66,7 @@ const PaymentPanel = ({ view }: { view: PaymentView }) => {
       {view.recorded.failure_reason ? (
         <div className="px-6 py-3">
           <Alert variant="error" data-testid="purchase-auth-decline">
-            Declined: {view.recorded.failure_description ?? view.recorded.failure_reason} (
-            {view.recorded.failure_reason})
+            Declined: {view.recorded.failure_description ?? view.recorded.failure_reason}
           </Alert>
         </div>
       ) : null}
@@ -83,8 +82,11 @@ const PaymentPanel = ({ view }: { view: PaymentView }) => {
           "No order at the service"
         )}
       </Row>
-      <Row label="Authorized" testId="purchase-auth-total">
-        {money(order?.totalAmount ?? view.medusa.amount, currency)}
+      <Row label="Amount in Medusa" testId="purchase-auth-medusa-amount">
+        {money(view.medusa.amount, view.medusa.currency_code)}
+      </Row>
+      <Row label="Authorized at the service" testId="purchase-auth-total">
+        {money(order?.totalAmount, currency)}
       </Row>
       <Row label="Captured" testId="purchase-auth-captured">
         {money(order?.capturedAmount, currency)}
