@@ -200,6 +200,17 @@ describe("re-order every month", () => {
     expect(attempts.map((entry) => entry.status)).toEqual(["Failed", "Succeeded"]);
     expect(attempts[0]!.idempotencyKey).not.toBe(attempts[1]!.idempotencyKey);
     expect(context().subscriptions.get(id)!.status).toBe("active");
+
+    // Two months have passed: the second period fell due in the same pass, once the first was paid.
+    expect(renewalRow(page.text, 2)).toContain('data-status="charged"');
+
+    // Ben stops it: the next month renews nothing.
+    expect((await shopper.postForm(`/subscriptions/${id}/cancel`, {})).status).toBe(303);
+    page = await shopper.open("/subscriptions");
+    expect(page.text).toContain('data-role="stopped" data-reason="CANCELLED_BY_CUSTOMER"');
+    await moveOneMonth(shopper);
+    expect(context().subscriptions.get(id)!.renewals).toHaveLength(2);
+    expect(authorizationsOf(`${id}-P03`)).toHaveLength(0);
   });
 
   it("follows a renewal accepted for a challenge until its webhook says it was paid", async () => {

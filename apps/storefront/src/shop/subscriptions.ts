@@ -136,5 +136,14 @@ export class SubscriptionBook {
     subscription.status = "stopped";
     subscription.stoppedReason = reason;
     subscription.stoppedAt = at;
+    // A scheduled retry is a new attempt: a stopped subscription makes none. (A renewal still being
+    // confirmed is resent with its own key until its outcome is known: it may have charged.)
+    for (const renewal of subscription.renewals) {
+      if (renewal.status === "retrying") {
+        renewal.status = "declined";
+        delete renewal.nextAttemptAt;
+        renewal.updatedAt = at;
+      }
+    }
   }
 }
