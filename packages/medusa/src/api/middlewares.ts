@@ -1,7 +1,7 @@
 import { authenticate, defineMiddlewares, validateAndTransformBody } from "@medusajs/framework/http";
 import { attachOrderLines } from "./order-lines-middleware";
 import { requireCartOwnerForStoredToken } from "./store/carts/stored-token-guard";
-import { AttachCustomerTokenBody } from "./validators";
+import { AttachCustomerTokenBody, ChargeDraftOrderBody } from "./validators";
 
 export default defineMiddlewares({
   routes: [
@@ -24,6 +24,11 @@ export default defineMiddlewares({
       matcher: "/admin/customers/:id/purchase-auth-tokens",
       methods: ["POST"],
       middlewares: [validateAndTransformBody(AttachCustomerTokenBody)],
+    },
+    {
+      matcher: "/admin/draft-orders/:id/purchase-auth-charge",
+      methods: ["POST"],
+      middlewares: [validateAndTransformBody(ChargeDraftOrderBody)],
     },
   ],
 });

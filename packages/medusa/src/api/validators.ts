@@ -10,3 +10,14 @@ export const AttachCustomerTokenBody = z
   .strict();
 
 export type AttachCustomerTokenBodyType = z.infer<typeof AttachCustomerTokenBody>;
+
+/** Body of POST /admin/draft-orders/:id/purchase-auth-charge. */
+export const ChargeDraftOrderBody = z
+  .object({
+    customer_token: z.string().refine(isGuid, "customer_token must be a GUID").optional(),
+    provider_id: z.string().optional(),
+    new_attempt: z.boolean().optional(),
+  })
+  .strict();
+
+export type ChargeDraftOrderBodyType = z.infer<typeof ChargeDraftOrderBody>;

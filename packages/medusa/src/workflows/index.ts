@@ -10,6 +10,16 @@ export {
   attachCustomerTokenWorkflow,
   attachCustomerTokenWorkflowId,
 } from "./attach-customer-token";
+export {
+  type ChargeStoredTokenInput,
+  chargeStoredTokenWorkflow,
+  chargeStoredTokenWorkflowId,
+} from "./charge-stored-token";
+export type {
+  StoredTokenCharge,
+  StoredTokenChargeRetry,
+  StoredTokenChargeStatus,
+} from "./charge-stored-token-result";
 export { detachAllCustomerTokens } from "./detach-all-customer-tokens";
 export {
   type DetachCustomerTokenInput,
