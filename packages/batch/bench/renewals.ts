@@ -5,6 +5,7 @@ import pg from "pg";
 import { startTestPostgres } from "purchase-auth-test-postgres";
 import {
   batchChargeKey,
+  type ChargeClient,
   type ChargeItem,
   MemoryBatchStore,
   PostgresBatchStore,
@@ -18,9 +19,10 @@ import {
 // gives the median. BENCH_QUICK=1: tiny counts (a smoke test, not numbers to quote).
 
 const quick = process.env.BENCH_QUICK === "1";
-const CHARGES = quick ? 100 : 2_000;
+// BENCH_RENEWALS=100000 BENCH_ROUNDS=1: the issue's 100,000-renewal run (minutes, not part of `pnpm bench`).
+const CHARGES = Number(process.env.BENCH_RENEWALS ?? (quick ? 100 : 2_000));
 const WARMUP = quick ? 20 : 200;
-const ROUNDS = quick ? 1 : 3;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 3));
 const CONCURRENCY = 16;
 
 type Variant = "core" | "batch/memory" | "batch/postgres";
@@ -40,9 +42,10 @@ async function main(): Promise<void> {
   const pgStore = new PostgresBatchStore({ pool });
   await pgStore.migrate();
   const failed: string[] = [];
-  const perRound = new Map<Variant, Array<{ perSec: number; cpuMicrosPerCharge: number }>>(
-    VARIANTS.map((v) => [v, []]),
-  );
+  const perRound = new Map<
+    Variant,
+    Array<{ perSec: number; cpuMicrosPerCharge: number; p99Ms: number; peakRssMiB: number }>
+  >(VARIANTS.map((v) => [v, []]));
   try {
     const shops = new Map<Variant, Shop>();
     for (const variant of VARIANTS) shops.set(variant, await openShop(sandbox.url));
@@ -51,14 +54,21 @@ async function main(): Promise<void> {
       const shop = shops.get(variant)!;
       const batchId = `bench-${variant}-${batchNo++}`;
       const items = Array.from({ length: count }, (_, i) => renewal(`${batchId}-${i}`, shop.customerToken));
+      // Each create call timed (the same wrapper for every variant), and the process's peak memory.
+      const latencies: number[] = [];
+      const client = timedClient(shop.client, latencies);
+      let peakRss = process.memoryUsage().rss;
+      const sampler = setInterval(() => {
+        peakRss = Math.max(peakRss, process.memoryUsage().rss);
+      }, 100);
       const cpu = process.cpuUsage();
       const started = performance.now();
       const charged =
         variant === "core"
-          ? await coreAlone(shop.client, batchId, items)
+          ? await coreAlone(client, batchId, items)
           : (
               await runBatch({
-                client: shop.client,
+                client,
                 store: variant === "batch/memory" ? new MemoryBatchStore() : pgStore,
                 batchId,
                 items,
@@ -67,8 +77,15 @@ async function main(): Promise<void> {
             ).charged;
       const seconds = (performance.now() - started) / 1000;
       const used = process.cpuUsage(cpu);
+      clearInterval(sampler);
       if (charged !== count) failed.push(`${variant}: ${charged} of ${count} charged`);
-      return { perSec: count / seconds, cpuMicrosPerCharge: (used.user + used.system) / count };
+      latencies.sort((a, b) => a - b);
+      return {
+        perSec: count / seconds,
+        cpuMicrosPerCharge: (used.user + used.system) / count,
+        p99Ms: latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? 0,
+        peakRssMiB: peakRss / 2 ** 20,
+      };
     };
     for (const variant of VARIANTS) await run(variant, WARMUP);
     for (let round = 1; round <= ROUNDS; round++) {
@@ -84,14 +101,16 @@ async function main(): Promise<void> {
   const coreRate = median(perRound.get("core")!.map((r) => r.perSec));
   const lines = [
     `batch renewals: ${CHARGES} charges per round, concurrency ${CONCURRENCY}, median of ${ROUNDS} interleaved rounds (sandbox in a child process${quick ? "; BENCH_QUICK" : ""})`,
-    `  ${"variant".padEnd(15)} ${"charges/s".padStart(10)} ${"vs core".padStart(8)} ${"runner CPU µs/charge".padStart(21)}`,
+    `  ${"variant".padEnd(15)} ${"charges/s".padStart(10)} ${"vs core".padStart(8)} ${"runner CPU µs/charge".padStart(21)} ${"create p99 ms".padStart(14)} ${"peak RSS MiB".padStart(13)}`,
   ];
   for (const variant of VARIANTS) {
     const rounds = perRound.get(variant)!;
     const rate = median(rounds.map((r) => r.perSec));
     const cpu = median(rounds.map((r) => r.cpuMicrosPerCharge));
+    const p99 = median(rounds.map((r) => r.p99Ms));
+    const rss = Math.max(...rounds.map((r) => r.peakRssMiB));
     lines.push(
-      `  ${variant.padEnd(15)} ${rate.toFixed(0).padStart(10)} ${(rate / coreRate).toFixed(2).padStart(8)} ${cpu.toFixed(0).padStart(21)}`,
+      `  ${variant.padEnd(15)} ${rate.toFixed(0).padStart(10)} ${(rate / coreRate).toFixed(2).padStart(8)} ${cpu.toFixed(0).padStart(21)} ${p99.toFixed(1).padStart(14)} ${rss.toFixed(0).padStart(13)}`,
     );
   }
   if (failed.length > 0) lines.push(`  FAILED: ${failed.join("; ")}`);
@@ -99,8 +118,24 @@ async function main(): Promise<void> {
   if (failed.length > 0) process.exitCode = 1;
 }
 
+/** The client with each create call's duration pushed to `latencies` (ms). */
+function timedClient(client: PurchaseAuthClient, latencies: number[]): ChargeClient {
+  return {
+    authorizations: {
+      async create(request, options) {
+        const started = performance.now();
+        try {
+          return await client.authorizations.create(request, options);
+        } finally {
+          latencies.push(performance.now() - started);
+        }
+      },
+    },
+  };
+}
+
 /** Core alone: the same charges and keys, `CONCURRENCY` at a time, nothing stored. */
-async function coreAlone(client: PurchaseAuthClient, batchId: string, items: ChargeItem[]): Promise<number> {
+async function coreAlone(client: ChargeClient, batchId: string, items: ChargeItem[]): Promise<number> {
   let next = 0;
   let charged = 0;
   const worker = async () => {
