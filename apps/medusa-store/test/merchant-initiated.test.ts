@@ -274,6 +274,36 @@ medusaIntegrationTestRunner({
         const { compared } = await expectMedusaMatchesService(shop, orderId);
         expect(cents(compared[0]!.totalAmount)).toBe(await orderTotal(orderId));
       });
+
+      it("after an asynchronous PAYMENT_FAILED the next run is a new attempt in a new session", async () => {
+        const customer = await customerWithToken(shop, "async-failed@example.com", { needsChallenge: true });
+        sandbox.updateCustomerToken(customer.customerToken, { failureReason: "PAYMENT_FAILED" });
+        const orderId = await serverOrder(customer.customerId, "async-failed@example.com");
+        const pending = await charge(orderId);
+        expect(pending).toMatchObject({ status: "pending" });
+
+        await sandbox.settle();
+        const failed = await eventually(async () => {
+          const found = await orderWithPayments(shop, orderId);
+          return found.metadata?.purchase_auth_payment_failed ? found : undefined;
+        });
+        expect(failed.payment_collections[0]!.status).toBe("failed");
+        expect(failed.metadata).toMatchObject({ purchase_auth_payment_failed: { reason: "PAYMENT_FAILED" } });
+        expect(failed.payment_collections[0]!.payment_sessions[0]!.data).toMatchObject({
+          state: "failed",
+          failure_reason: "PAYMENT_FAILED",
+        });
+        expect(authorizationsOf(customer.customerToken).map((a) => a.status)).toEqual(["Failed"]);
+
+        sandbox.updateCustomerToken(customer.customerToken, { failureReason: null, needsChallenge: false });
+        const paid = await charge(orderId);
+        expect(paid).toMatchObject({ status: "authorized", attempted: true });
+        expect(paid.payment_session_id).not.toBe(pending.payment_session_id);
+        const attempts = authorizationsOf(customer.customerToken);
+        expect(attempts.map((a) => a.status).sort()).toEqual(["Failed", "Succeeded"]);
+        expect(new Set(attempts.map((a) => a.idempotencyKey)).size).toBe(2);
+        await expectMedusaMatchesService(shop, orderId);
+      });
     });
 
     describe("the admin action on a draft order", () => {
@@ -335,9 +365,26 @@ medusaIntegrationTestRunner({
         const refused = await chargeDraft(withoutToken);
         expect(refused.status).toBe(400);
         expect(refused.data.message).toMatch(/no stored customer token/);
+        const stillDraft = await api.get<{ draft_order: { status: string } }>(
+          `/admin/draft-orders/${withoutToken}`,
+          {
+            headers: shop.admin,
+          },
+        );
+        expect(stillDraft.data.draft_order.status).toBe("draft");
 
         const customer = await customerWithToken(shop, "draft-revoked@example.com");
         const id = await draftOrder(customer.customerId, "draft-revoked@example.com");
+        // Admin only: a charge without the customer present needs a merchant's user.
+        const anonymous = await api.post(
+          `/admin/draft-orders/${id}/purchase-auth-charge`,
+          {},
+          {
+            validateStatus: () => true,
+          },
+        );
+        expect(anonymous.status).toBe(401);
+
         sandbox.setCustomerTokenStatus(customer.customerToken, "Revoked");
         const declined = await chargeDraft(id);
         expect(declined.status).toBe(422);

@@ -1,4 +1,8 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
+import type {
+  BigNumberInput,
+  CreateOrderTransactionDTO,
+  IPaymentModuleService,
+} from "@medusajs/framework/types";
 import { MedusaError, Modules, PaymentSessionStatus } from "@medusajs/framework/utils";
 import { createStep, StepResponse } from "@medusajs/framework/workflows-sdk";
 import { toWireAmount } from "../../providers/purchase-auth/amounts";
@@ -47,15 +51,15 @@ export const authorizeStoredTokenChargeStep = createStep(
     if (session.payment) {
       const captures = session.payment.captures ?? [];
       if (captures.length > 0) {
-        await container.resolve(Modules.ORDER).addOrderTransactions(
-          captures.map((capture) => ({
-            order_id: plan.order_id,
-            amount: capture.raw_amount ?? capture.amount,
-            currency_code: session.currency_code,
-            reference: "capture",
-            reference_id: capture.id,
-          })) as never,
-        );
+        // As Medusa's authorizePaymentSessionForOrderWorkflow records an auto-capture on the order.
+        const transactions: CreateOrderTransactionDTO[] = captures.map((capture) => ({
+          order_id: plan.order_id,
+          amount: capture.amount as BigNumberInput,
+          currency_code: session.currency_code,
+          reference: "capture",
+          reference_id: capture.id,
+        }));
+        await container.resolve(Modules.ORDER).addOrderTransactions(transactions);
       }
       const status = captures.length > 0 || data.state === "captured" ? "captured" : "authorized";
       return new StepResponse({
