@@ -67,8 +67,9 @@ function settled(
  * payment collections are the charge's idempotency record, under the workflow's lock):
  * - a payment of this provider exists: report it, send nothing (running twice charges once);
  * - the latest session is pending at the service (202): report it, the webhook finishes it;
- * - the latest session's outcome is unknown, or it was never answered: authorize THAT session again,
- *   so its idempotency key (from the session id and attempt) replays the first outcome;
+ * - the latest session's outcome is unknown, it was never answered, or the service authorized it
+ *   without Medusa recording a payment: authorize THAT session again, so its idempotency key (from
+ *   the session id and attempt) replays the first outcome;
  * - its decline is worth retrying (PAYMENT_FAILED, SERVICE_UNAVAILABLE): authorize it again, as the
  *   next attempt with a new key (the provider saved the attempt number);
  * - its decline is not worth retrying: report the reason and stop, unless another token is charged
@@ -150,7 +151,9 @@ export const prepareStoredTokenChargeStep = createStep(
         );
       }
       const declined = state === "failed" || (state !== "unknown" && latestData.failure_reason !== null);
-      if (!declined && (state === "unknown" || state === "initiated" || state === null)) {
+      // Unknown, never answered, or authorized at the service without a Medusa payment yet (a
+      // webhook's payment not recorded): the same session again, whose keys replay the first answer.
+      if (!declined && state !== "canceled") {
         return new StepResponse(authorize(order.id, latest.id));
       }
       if (declined) {
