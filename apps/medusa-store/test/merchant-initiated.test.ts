@@ -1,17 +1,20 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
-import { createOrderWorkflow } from "@medusajs/medusa/core-flows";
 import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
-import { chargeStoredTokenWorkflow, type StoredTokenCharge } from "@purchase-auth/medusa/workflows";
+import {
+  chargeStoredTokenWorkflow,
+  reconcileUnknownOutcomes,
+  type StoredTokenCharge,
+} from "@purchase-auth/medusa/workflows";
 import { type MerchantCredentials, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SeededStore, seedStore } from "../src/scripts/seed-store";
 import {
-  ADDRESS,
   customerWithToken,
   expectMedusaMatchesService,
   orderWithPayments,
   type Shop,
 } from "./support/checkout";
+import { draftOrder as makeDraftOrder, serverOrder as makeServerOrder } from "./support/orders";
 import { type Api, eventually, loginAdmin, registerCustomer } from "./support/store-api";
 
 // Issue 14 (Medusa): charging a customer's stored token without checkout, on the whole application
@@ -73,24 +76,8 @@ medusaIntegrationTestRunner({
     const authorizationsOf = (customerToken: string) =>
       sandbox.authorizations({ merchantId: merchant.merchantId, customerToken });
 
-    /** An order made on the server, as the subscriptions recipe's job makes a renewal's order. */
-    async function serverOrder(customerId: string, email: string): Promise<string> {
-      const { result } = await createOrderWorkflow(container()).run({
-        input: {
-          region_id: store.regionId,
-          sales_channel_id: store.salesChannelId,
-          customer_id: customerId,
-          email,
-          currency_code: "eur",
-          status: "pending",
-          items: [{ variant_id: store.variantId, quantity: 2 }],
-          shipping_methods: [{ name: "Standard", shipping_option_id: store.shippingOptionId, amount: 4.9 }],
-          shipping_address: ADDRESS,
-          billing_address: ADDRESS,
-        } as never,
-      });
-      return result.id;
-    }
+    const serverOrder = (customerId: string, email: string) =>
+      makeServerOrder(container(), store, customerId, email);
 
     async function charge(
       orderId: string,
@@ -254,6 +241,35 @@ medusaIntegrationTestRunner({
         await expectMedusaMatchesService(shop, orderId);
       });
 
+      it("an unknown outcome the reconcile job settles first is released; the next run charges once more, one charge kept", async () => {
+        const customer = await customerWithToken(shop, "reconciled@example.com");
+        const orderId = await serverOrder(customer.customerId, "reconciled@example.com");
+        sandbox.injectFault({
+          kind: "drop_after_commit",
+          match: { method: "POST", path: "/purchase/authorizations" },
+          count: null,
+        });
+        try {
+          expect(await charge(orderId)).toMatchObject({ status: "unknown" });
+        } finally {
+          sandbox.clearFaults();
+        }
+        const report = await reconcileUnknownOutcomes(container());
+        expect(report.resolved).toHaveLength(1);
+        const [released] = authorizationsOf(customer.customerToken);
+        expect(sandbox.orders().find((o) => o.orderId === released!.orderId)).toMatchObject({
+          status: "Cancelled",
+          capturedAmount: "0.00",
+        });
+
+        const paid = await charge(orderId);
+        expect(paid).toMatchObject({ status: "authorized", attempted: true });
+        expect(authorizationsOf(customer.customerToken)).toHaveLength(2);
+        const { compared } = await expectMedusaMatchesService(shop, orderId);
+        expect(compared.map((o) => o.status)).toEqual(["NotActivated"]);
+        expect(cents(compared[0]!.totalAmount)).toBe(await orderTotal(orderId));
+      });
+
       it("an authorization the service decides later (202) is finished by its webhook", async () => {
         const customer = await customerWithToken(shop, "challenge@example.com", { needsChallenge: true });
         const orderId = await serverOrder(customer.customerId, "challenge@example.com");
@@ -307,23 +323,8 @@ medusaIntegrationTestRunner({
     });
 
     describe("the admin action on a draft order", () => {
-      async function draftOrder(customerId: string, email: string): Promise<string> {
-        const { data } = await api.post<{ draft_order: { id: string } }>(
-          "/admin/draft-orders",
-          {
-            region_id: store.regionId,
-            sales_channel_id: store.salesChannelId,
-            customer_id: customerId,
-            email,
-            items: [{ variant_id: store.variantId, quantity: 1 }],
-            shipping_methods: [{ name: "Standard", shipping_option_id: store.shippingOptionId, amount: 4.9 }],
-            shipping_address: ADDRESS,
-            billing_address: ADDRESS,
-          },
-          { headers: shop.admin },
-        );
-        return data.draft_order.id;
-      }
+      const draftOrder = (customerId: string, email: string) =>
+        makeDraftOrder(api, shop.admin, store, customerId, email);
 
       const chargeDraft = (id: string) =>
         api.post<{
