@@ -241,7 +241,7 @@ medusaIntegrationTestRunner({
         await expectMedusaMatchesService(shop, orderId);
       });
 
-      it("an unknown outcome the reconcile job settles first is released; the next run charges once more, one charge kept", async () => {
+      it("an unknown outcome the reconcile job settles first is kept for the order (same key), never released", async () => {
         const customer = await customerWithToken(shop, "reconciled@example.com");
         const orderId = await serverOrder(customer.customerId, "reconciled@example.com");
         sandbox.injectFault({
@@ -249,22 +249,27 @@ medusaIntegrationTestRunner({
           match: { method: "POST", path: "/purchase/authorizations" },
           count: null,
         });
+        let lost: StoredTokenCharge;
         try {
-          expect(await charge(orderId)).toMatchObject({ status: "unknown" });
+          lost = await charge(orderId);
         } finally {
           sandbox.clearFaults();
         }
+        expect(lost).toMatchObject({ status: "unknown" });
         const report = await reconcileUnknownOutcomes(container());
-        expect(report.resolved).toHaveLength(1);
-        const [released] = authorizationsOf(customer.customerToken);
-        expect(sandbox.orders().find((o) => o.orderId === released!.orderId)).toMatchObject({
-          status: "Cancelled",
-          capturedAmount: "0.00",
+        expect(report.resolved).toEqual([lost.payment_session_id]);
+        // The order was waiting for this very charge: the job records it, it does not release it.
+        const [kept] = authorizationsOf(customer.customerToken);
+        expect(sandbox.orders().find((o) => o.orderId === kept!.orderId)).toMatchObject({
+          status: "NotActivated",
         });
 
-        const paid = await charge(orderId);
-        expect(paid).toMatchObject({ status: "authorized", attempted: true });
-        expect(authorizationsOf(customer.customerToken)).toHaveLength(2);
+        expect(await charge(orderId)).toMatchObject({
+          status: "authorized",
+          attempted: false,
+          payment_session_id: lost.payment_session_id,
+        });
+        expect(authorizationsOf(customer.customerToken)).toHaveLength(1);
         const { compared } = await expectMedusaMatchesService(shop, orderId);
         expect(compared.map((o) => o.status)).toEqual(["NotActivated"]);
         expect(cents(compared[0]!.totalAmount)).toBe(await orderTotal(orderId));

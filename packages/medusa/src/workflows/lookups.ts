@@ -96,3 +96,19 @@ export async function accountHoldersOfCustomer(
   );
   return rows as unknown as AccountHolderRow[];
 }
+
+/**
+ * The order a payment collection belongs to, when it was created for an order (a merchant-initiated
+ * charge) rather than for a cart; undefined otherwise. Reads Medusa's order–payment-collection link.
+ */
+export async function orderOfPaymentCollection(
+  container: MedusaContainer,
+  paymentCollectionId: string,
+): Promise<string | undefined> {
+  const { rows } = await knexOf(container).raw(
+    `select order_id from order_payment_collection
+     where payment_collection_id = ? and deleted_at is null limit 1`,
+    [paymentCollectionId],
+  );
+  return (rows[0]?.order_id as string | undefined) ?? undefined;
+}

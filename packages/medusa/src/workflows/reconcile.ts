@@ -2,7 +2,8 @@ import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework
 import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData, writeData } from "../providers/purchase-auth/session-data";
-import { sessionsInState } from "./lookups";
+import { chargeStoredTokenWorkflow } from "./charge-stored-token";
+import { orderOfPaymentCollection, sessionsInState } from "./lookups";
 
 export interface ReconcileReport {
   /** Sessions whose unknown outcome was settled (declined, released, or pending a webhook). */
@@ -31,6 +32,11 @@ export async function reconcileUnknownOutcomes(
   for (const session of await sessionsInState(container, "unknown")) {
     const current = readData(session.data ?? undefined);
     if (current.review_reason) continue;
+    // A merchant-initiated charge (a session of an order's own payment collection): there is no cart
+    // that failed to complete, the order is waiting for this very charge. Repeat it through the charge
+    // workflow (same session, same key) so Medusa records the payment, instead of releasing it.
+    const orderId = await orderOfPaymentCollection(container, session.payment_collection_id);
+    if (orderId !== undefined && (await chargedForOrder(container, orderId, session.id, report))) continue;
     let resolution: Awaited<ReturnType<ReturnType<typeof purchaseAuthProvider>["resolveUnknown"]>>;
     try {
       resolution = await purchaseAuthProvider(container, session.provider_id).resolveUnknown(
@@ -59,4 +65,31 @@ export async function reconcileUnknownOutcomes(
     } else report.stillUnknown.push(session.id);
   }
   return report;
+}
+
+/**
+ * Runs the charge workflow for `orderId`; true when it acted on `sessionId` (and the report says
+ * how it ended). False when the order's charge lies elsewhere (it already has another payment): the
+ * session is then settled like a checkout's.
+ */
+async function chargedForOrder(
+  container: MedusaContainer,
+  orderId: string,
+  sessionId: string,
+  report: ReconcileReport,
+): Promise<boolean> {
+  const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
+  try {
+    const { result } = await chargeStoredTokenWorkflow(container).run({ input: { order_id: orderId } });
+    if (result.payment_session_id !== sessionId) return false;
+    if (result.status !== "unknown") report.resolved.push(sessionId);
+    else if (result.retry === "no") {
+      report.flagged.push(sessionId);
+      logger.error(`purchase-auth: payment session ${sessionId} needs review: ${result.message}`);
+    } else report.stillUnknown.push(sessionId);
+  } catch (error) {
+    logger.warn(`purchase-auth: charging order ${orderId} again failed: ${(error as Error).message}`);
+    report.stillUnknown.push(sessionId);
+  }
+  return true;
 }
