@@ -2,7 +2,15 @@ import { signWebhook } from "@purchase-auth/core";
 import { rateLimit } from "express-rate-limit";
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
-import { call, charge, MERCHANT_KEY, staffOnly, useShops, WEBHOOK_SECRET } from "./support/shop.js";
+import {
+  type Customer,
+  call,
+  charge,
+  MERCHANT_KEY,
+  staffOnly,
+  useShops,
+  WEBHOOK_SECRET,
+} from "./support/shop.js";
 
 // The router inside a real app: merchant routes mounted on their own path behind the app's own
 // authentication, express-rate-limit in front of the shopper's routes but not of the webhooks, and
@@ -137,6 +145,40 @@ describe("live-update streams are capped", () => {
       },
     };
   }
+
+  it("a client that leaves while its charge is still being read takes no slot", async () => {
+    let lookup: ((session: string) => Customer | undefined) | undefined;
+    const { data, app } = await shop({
+      timing: "asap",
+      liveUpdates: { maxStreamsPerCustomer: 2 },
+      // A slow session store: the browser gives up before the router has read the charge.
+      resolveCustomer: async (req) => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        return lookup?.(req.get("x-session") ?? "") ?? null;
+      },
+    });
+    lookup = (session) => data.customers.get(session);
+    const alice = data.customer({ needsChallenge: true });
+    data.sandbox.setWebhooks({ merchantId: data.merchant.merchantId, urls: [] }); // stays pending
+    const id = (await charge(app, alice, { cartId: data.cart(alice) })).json.authorizationId;
+    const url = `${app.url}/payments/charges/${id}/events`;
+
+    const gaveUp = await Promise.all(
+      [1, 2, 3].map(() =>
+        request(url, { headers: { "x-session": alice.session }, signal: AbortSignal.timeout(30) }).then(
+          () => "answered",
+          () => "aborted",
+        ),
+      ),
+    );
+    expect(gaveUp).toEqual(["aborted", "aborted", "aborted"]);
+    await new Promise((resolve) => setTimeout(resolve, 400)); // the router finishes reading them
+
+    const first = await openStream(url, alice.session);
+    const second = await openStream(url, alice.session);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    await Promise.all([first.close(), second.close()]);
+  });
 
   it("per customer and in all: beyond the cap a 429 problem; a closed stream frees its slot", async () => {
     const { data, app } = await shop({

@@ -23,6 +23,9 @@ export function eventsRoute(ctx: RouteContext): RequestHandler {
 
   return asyncHandler(async (req, res) => {
     const charge = await ownedCharge(req, options);
+    // The client may have left while the charge was read: its "close" has fired already, so a slot
+    // taken now would never be given back (until maxDurationMs).
+    if (req.destroyed || res.destroyed || res.closed) return;
     const release = streamQuota.acquire(charge.customerId);
     const authorizationId = charge.authorizationId!;
     res.status(200).set({
