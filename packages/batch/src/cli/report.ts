@@ -9,7 +9,9 @@ export function progressLine(progress: BatchProgress): string {
   const seconds = Math.round(progress.elapsedMs / 1000);
   return [
     `${progress.batchId}: ${done}/${progress.counts.total} final`,
-    `charged ${by.charged + by.accepted}`,
+    `charged ${by.charged}`,
+    // Accepted (202): the outcome comes by webhook, which the CLI never sees.
+    `accepted ${by.accepted}`,
     `declined ${by.declined}`,
     `rejected ${by.rejected}`,
     `unknown ${by.unknown + by.sending}`,

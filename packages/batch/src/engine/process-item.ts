@@ -141,8 +141,31 @@ export async function processItem(engine: Engine, record: BatchItemRecord): Prom
       throw fatal;
     }
   }
-  const stored = await engine.store.transition(sendRecord, change, engine.now());
+  const stored =
+    (await engine.store.transition(sendRecord, change, engine.now())) ??
+    (await applyToNewerVersion(engine, sendRecord, change));
   // Core refused to send (an expired key, the service unreachable): no request went out.
   const sent = change.appendLog?.outcome !== "window_passed" && change.appendLog?.outcome !== "not_sent";
   return { record: stored ?? (await engine.store.get(record.batchId, record.itemId)), sent };
+}
+
+/**
+ * Another worker moved the item on while this one's call was out (a duplicate job that resent the
+ * same key and stored "unknown"). A definite answer about that same key must not be thrown away:
+ * it is applied to the newer version as long as the item still waits for that key's outcome.
+ */
+async function applyToNewerVersion(
+  engine: Engine,
+  sent: BatchItemRecord,
+  change: ItemChange,
+): Promise<BatchItemRecord | undefined> {
+  if (change.status === "unknown") return undefined;
+  for (let tries = 0; tries < 5; tries++) {
+    const current = await engine.store.get(sent.batchId, sent.itemId);
+    const waiting = current?.status === "sending" || current?.status === "unknown";
+    if (current === undefined || !waiting || current.idempotencyKey !== sent.idempotencyKey) return undefined;
+    const stored = await engine.store.transition(current, change, engine.now());
+    if (stored !== undefined) return stored;
+  }
+  return undefined;
 }
