@@ -213,6 +213,59 @@ describe("re-order every month", () => {
     expect(authorizationsOf(`${id}-P03`)).toHaveLength(0);
   });
 
+  it("a stop is final: a renewal never sent is not sent after it, a declined resend makes no new attempt", async () => {
+    const CREATE = { method: "POST", path: "/purchase/authorizations" } as const;
+    const oneMonthAndADay = 32 * 24 * 3_600_000;
+    // Alice's earlier subscriptions would renew in the same passes (and meet the faults below).
+    for (const earlier of context().subscriptions.forCustomer("alice")) {
+      context().subscriptions.stop(earlier, "CANCELLED_BY_CUSTOMER", new Date(context().now()));
+    }
+
+    // A: the service cannot be reached at all (every token request fails): nothing goes out.
+    const a = await buyAs("alice");
+    const stopsBeforeSending = await subscribe(a.shopper, a.reference);
+    sandbox().revokeAccessTokens();
+    sandbox().injectFault({ kind: "unavailable", count: null, match: { path: "/oauth2" } });
+    sandbox().advanceClock(oneMonthAndADay);
+    await context().renewals.run();
+    sandbox().clearFaults();
+    expect(context().subscriptions.get(stopsBeforeSending)!.renewals[0]!.status).toBe("charging");
+    expect(authorizationsOf(`${stopsBeforeSending}-P01`)).toHaveLength(0);
+    expect((await a.shopper.postForm(`/subscriptions/${stopsBeforeSending}/cancel`, {})).status).toBe(303);
+    await context().renewals.run();
+    expect(authorizationsOf(`${stopsBeforeSending}-P01`)).toHaveLength(0);
+    expect(context().subscriptions.get(stopsBeforeSending)!.renewals[0]!.status).toBe("declined");
+
+    // B: a renewal whose outcome is unknown is stopped; its resend (same key) is declined
+    // PAYMENT_FAILED, which would otherwise be retried as a new attempt: none follows.
+    const b = await buyAs("alice");
+    const stopsWhileUnknown = await subscribe(b.shopper, b.reference);
+    sandbox().injectFault({
+      kind: "gateway_error",
+      status: 504,
+      phase: "before_commit",
+      count: null,
+      match: CREATE,
+    });
+    sandbox().advanceClock(oneMonthAndADay);
+    await context().renewals.run();
+    sandbox().clearFaults();
+    const renewal = () => context().subscriptions.get(stopsWhileUnknown)!.renewals[0]!;
+    expect(renewal().status).toBe("charging");
+    sandbox().updateCustomerToken(DEMO.tokens.active, { failNextAttempts: ["PAYMENT_FAILED"] });
+    expect((await b.shopper.postForm(`/subscriptions/${stopsWhileUnknown}/cancel`, {})).status).toBe(303);
+    // The resend of an unknown outcome is due a moment later (real time: keys age in real time).
+    const item = await context().renewals.store.get("storefront-renewals", renewal().itemId);
+    const due = item?.notBefore?.getTime() ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now() + 20)));
+    await context().renewals.run(); // the same key again, to learn the outcome
+    expect(renewal()).toMatchObject({ status: "declined", reason: "PAYMENT_FAILED" });
+    sandbox().advanceClock(oneMonthAndADay);
+    await context().renewals.run();
+    const sent = authorizationsOf(`${stopsWhileUnknown}-P01`);
+    expect(sent.map((entry) => entry.status)).toEqual(["Failed"]);
+  });
+
   it("follows a renewal accepted for a challenge until its webhook says it was paid", async () => {
     const { shopper, reference } = await buyAs("emma");
     const id = await subscribe(shopper, reference);

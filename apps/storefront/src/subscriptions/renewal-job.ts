@@ -153,6 +153,11 @@ export class RenewalJob {
   async #charge(subscription: Subscription, renewal: Renewal, report: RenewalReport): Promise<void> {
     const customer = findCustomer(subscription.customerId);
     if (!customer) return;
+    if (subscription.status !== "active" && !(await this.#mayHaveCharged(renewal))) {
+      // Stopped, and nothing of this renewal's current attempt went out: it must not go out now.
+      this.#endStopped(subscription, renewal);
+      return;
+    }
     let record: BatchItemRecord;
     try {
       record = await chargeStoredToken({
@@ -197,6 +202,13 @@ export class RenewalJob {
         return;
       }
       case "retry_scheduled": {
+        if (subscription.status !== "active") {
+          // The resend of a stopped subscription's renewal was declined: no new attempt follows.
+          renewal.reason = declineReasonOf(record.reason);
+          this.#endStopped(subscription, renewal);
+          report.declined++;
+          return;
+        }
         renewal.status = "retrying";
         renewal.reason = declineReasonOf(record.reason);
         renewal.nextAttemptAt = nextAttemptAt(now, record.attempt) ?? now;
@@ -233,6 +245,24 @@ export class RenewalJob {
       renewal.status = "charged";
       report.charged++;
     }
+  }
+
+  /**
+   * Whether the renewal's current attempt may have reached the service: its key was written ahead
+   * and sent (sending) or its answer was lost (unknown). Then only that key may be sent again, to
+   * learn the outcome; a pending item has sent nothing.
+   */
+  async #mayHaveCharged(renewal: Renewal): Promise<boolean> {
+    const record = await this.store.get(RENEWAL_BATCH_ID, renewal.itemId);
+    return record?.status === "sending" || record?.status === "unknown";
+  }
+
+  /** A renewal of a stopped subscription that will not be charged: declined, with the stop's reason. */
+  #endStopped(subscription: Subscription, renewal: Renewal): void {
+    renewal.status = "declined";
+    renewal.reason ??= subscription.stoppedReason ?? "STOPPED";
+    delete renewal.nextAttemptAt;
+    renewal.updatedAt = new Date(this.#options.now());
   }
 
   #decline(subscription: Subscription, renewal: Renewal, reason: string, report: RenewalReport): void {
