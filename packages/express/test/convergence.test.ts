@@ -81,6 +81,23 @@ describe("unknown outcomes are resolved, or handed to a person, never charged tw
     expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
   });
 
+  it("leaves a charge that a request of this process is sending to that request", async () => {
+    const { data, app } = await shop({ receiveWebhooks: false, reconcileIntervalMs: 0 });
+    const customer = data.customer();
+    const cartId = data.cart(customer);
+    shops
+      .sandbox()
+      .injectFault({ kind: "latency", latencyMs: 500, match: { path: "/purchase/authorizations" } });
+    const paying = charge(app, customer, { cartId });
+    while ((await app.router.store.findByReference(data.referenceOf(cartId)))?.status !== "pending") {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const report = await app.router.reconcile();
+    expect(report).toMatchObject({ examined: 0, resolved: 0 });
+    expect((await paying).json).toMatchObject({ status: "captured" });
+    expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+  });
+
   it("a shopper who comes back after the service forgot the key gets needs_review and an alert, not a second charge", async () => {
     let offset = 0;
     const alerts: PaymentAlert[] = [];

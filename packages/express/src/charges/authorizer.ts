@@ -63,8 +63,13 @@ export class Authorizer {
    * `needs_review` and an alert is raised. Throws the client's error when the outcome is not
    * definite (the charge stays pending for the same key) or when it was refused (recorded first).
    */
+  /** True while this process is sending the charge's current attempt (its request will record the outcome). */
+  isSending(charge: ChargeRecord): boolean {
+    return this.#inFlight.has(slotOf(charge));
+  }
+
   send(charge: ChargeRecord, request?: AuthorizationRequest): Promise<ChargeRecord> {
-    const slot = `${charge.reference}\u0000${charge.attempt}`;
+    const slot = slotOf(charge);
     let call = this.#inFlight.get(slot);
     if (!call) {
       call = this.#send(charge, request).finally(() => this.#inFlight.delete(slot));
@@ -166,4 +171,9 @@ function definiteFailureReason(error: unknown): string | undefined {
   if (InvalidRequestError.isInstance(error)) return "INVALID_REQUEST";
   if (IdempotencyError.isInstance(error) && error.reason === "IDEMPOTENCY_KEY_PARSING") return error.reason;
   return undefined;
+}
+
+/** The in-process key of a charge's current attempt. */
+function slotOf(charge: ChargeRecord): string {
+  return `${charge.reference}\u0000${charge.attempt}`;
 }

@@ -84,6 +84,8 @@ export class Reconciler {
       return report;
     }
     for (const charge of await store.listPending(BATCH)) {
+      // Being sent by a request of this process right now: that request records the outcome.
+      if (this.#authorizer.isSending(charge)) continue;
       report.examined++;
       if (charge.authorizationId !== undefined) {
         // Accepted (202): the outcome comes by webhook; apply what a crash may have left parked.
