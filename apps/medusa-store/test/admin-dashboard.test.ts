@@ -6,9 +6,10 @@ import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
 import { type MerchantCredentials, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PURCHASE_AUTH_PROVIDER_ID, seedStore } from "../src/scripts/seed-store";
+import { PURCHASE_AUTH_PROVIDER_ID, type SeededStore, seedStore } from "../src/scripts/seed-store";
 import { cartWithCollection, customerWithToken, type Shop } from "./support/checkout";
 import { ensureDashboardBuild, serveDashboard } from "./support/dashboard";
+import { draftOrder } from "./support/orders";
 import { type Api, eventually, loginAdmin } from "./support/store-api";
 
 // Issue 13, item 4, in the real Medusa admin dashboard (the 2.21.2 build with the plugin's
@@ -68,6 +69,7 @@ medusaIntegrationTestRunner({
   testSuite: ({ api: untypedApi, getContainer }) => {
     const api = untypedApi as unknown as Api & { defaults: { baseURL: string } };
     let shop: Shop;
+    let seeded: SeededStore;
     let customer: { customerId: string; customerToken: string; headers: Record<string, string> };
     let orderId: string;
     let declinedOrderId: string;
@@ -93,6 +95,7 @@ medusaIntegrationTestRunner({
     beforeAll(async () => {
       const container = getContainer() as MedusaContainer;
       const store = await seedStore(container);
+      seeded = store;
       const admin = await loginAdmin(api, container);
       await createDashboardUser(api, container);
       shop = {
@@ -252,6 +255,42 @@ medusaIntegrationTestRunner({
           { headers: shop.admin },
         );
         expect(data.customer_tokens.map((t) => t.customer_token)).toEqual([customer.customerToken]);
+        await page.close();
+      });
+
+      it("the draft order page charges the customer's saved payment method once, then places the order", async () => {
+        const draftId = await draftOrder(
+          api,
+          shop.admin,
+          seeded,
+          customer.customerId,
+          "dashboard-customer@example.com",
+        );
+        const charges = () =>
+          sandbox.authorizations({ merchantId: merchant.merchantId, customerToken: customer.customerToken });
+        const before = charges().length;
+        const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
+        await logIn(page, dashboard.url);
+        await page.goto(`${dashboard.url}/app/draft-orders/${draftId}`);
+        const widget = page.getByTestId("purchase-auth-draft-charge");
+        await widget.getByRole("button", { name: "Charge the customer's saved payment method" }).click();
+        const outcome = widget.getByTestId("purchase-auth-draft-charge-outcome");
+        await expect.poll(() => outcome.getAttribute("data-tone"), { timeout: 60_000 }).toBe("done");
+        expect(await outcome.textContent()).toMatch(/^Charged \d+\.\d{2} EUR\. The draft is now an order\./);
+        await page.screenshot({ path: join(SCREENSHOTS, "draft-order-charged.png"), fullPage: true });
+        expect(charges()).toHaveLength(before + 1);
+        const [charged] = charges().slice(-1);
+        expect(await outcome.textContent()).toContain(`Charged ${charged!.amount} EUR`);
+
+        // Pressed again (a double click, a second tab): the first charge is reported, none is added.
+        await widget.getByRole("button", { name: "Charge the customer's saved payment method" }).click();
+        await expect.poll(() => outcome.textContent()).toContain(`Charged ${charged!.amount} EUR`);
+        expect(charges()).toHaveLength(before + 1);
+        const { data } = await api.get<{ order: { is_draft_order: boolean; status: string } }>(
+          `/admin/orders/${draftId}?fields=is_draft_order,status`,
+          { headers: shop.admin },
+        );
+        expect(data.order).toMatchObject({ is_draft_order: false });
         await page.close();
       });
 
