@@ -1,6 +1,7 @@
 // Public surface of @purchase-auth/express.
 
 export type { WebhookEventListener, WebhookOutcome } from "./charges/charges.js";
+export type { ServerChargeInput, ServerChargeResult } from "./charges/server-charge.js";
 export {
   CHARGE_STATUSES,
   canMove,

@@ -3,6 +3,7 @@ import express, { type RequestHandler, type Router } from "express";
 import { Authorizer } from "./charges/authorizer.js";
 import { Charges } from "./charges/charges.js";
 import { ChargeNotifier } from "./charges/notifier.js";
+import { type ServerChargeInput, type ServerChargeResult, serverCharge } from "./charges/server-charge.js";
 import { rateLimitGuard, requireJsonContentType } from "./http/guards.js";
 import { type PurchaseAuthOptions, resolveOptions } from "./options.js";
 import { problem, purchaseAuthErrorHandler } from "./problems.js";
@@ -31,6 +32,15 @@ export interface PurchaseAuthRouter extends Router {
    * these routes are served only here.
    */
   readonly merchant: Router;
+  /**
+   * Charges a known customer's stored token for an order the server built (a re-order, a renewal,
+   * an invoice), with no browser involved: the same store, keys (reference + customer token +
+   * attempt), webhooks and reconciliation as `POST /charges`. Calling it again for the same
+   * reference answers the existing charge (`started: false`) or resends its attempt's key; after a
+   * definite failure it is a new attempt. Throws a TypeError naming a wrong field before anything is
+   * sent, and the service's errors as core's (`error.outcome`, `error.retry`).
+   */
+  charge(input: ServerChargeInput): Promise<ServerChargeResult>;
   /**
    * One reconciliation pass now (the background reconciler runs them every `reconcileIntervalMs`):
    * for apps that run their jobs themselves, with `reconcileIntervalMs: 0`.
@@ -114,6 +124,7 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
     client,
     store,
     merchant,
+    charge: (input: ServerChargeInput) => serverCharge({ options: resolved, charges, authorizer }, input),
     reconcile: () => reconciler.reconcile(),
     close(): Promise<void> {
       reconciler.stop();
