@@ -3,13 +3,14 @@ import { join } from "node:path";
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { createUserAccountWorkflow } from "@medusajs/medusa/core-flows";
 import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
-import { type MerchantCredentials, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
+import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PURCHASE_AUTH_PROVIDER_ID, type SeededStore, seedStore } from "../src/scripts/seed-store";
 import { cartWithCollection, customerWithToken, type Shop } from "./support/checkout";
 import { ensureDashboardBuild, serveDashboard } from "./support/dashboard";
 import { draftOrder } from "./support/orders";
+import { startSandboxForMedusa } from "./support/sandbox-env";
 import { type Api, eventually, loginAdmin } from "./support/store-api";
 
 // Issue 13, item 4, in the real Medusa admin dashboard (the 2.21.2 build with the plugin's
@@ -27,15 +28,8 @@ let merchant: MerchantCredentials;
 let dashboardBuild: string;
 
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  merchant = sandbox.createMerchant();
-  Object.assign(process.env, {
-    PURCHASE_AUTH_BASE_URL: sandbox.url,
-    PURCHASE_AUTH_CLIENT_ID: merchant.clientId,
-    PURCHASE_AUTH_CLIENT_SECRET: merchant.clientSecret,
-    PURCHASE_AUTH_SCOPE: merchant.scope,
-    PURCHASE_AUTH_WEBHOOK_SECRET: "whsec-dashboard",
-  });
+  // medusa-config.ts reads the merchant's credentials when Medusa's runner loads it (after this hook).
+  ({ sandbox, merchant } = await startSandboxForMedusa("whsec-dashboard"));
   // `medusa build --admin-only` when the plugin's extensions are newer than the last build.
   dashboardBuild = await ensureDashboardBuild();
 }, 600_000);

@@ -4,7 +4,7 @@ import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
 import { reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
-import { type MerchantCredentials, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
+import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PURCHASE_AUTH_PROVIDER_ID, seedStore } from "../src/scripts/seed-store";
 import {
@@ -14,6 +14,7 @@ import {
   orderWithPayments,
   type Shop,
 } from "./support/checkout";
+import { startSandboxForMedusa } from "./support/sandbox-env";
 import { type Api, eventually, loginAdmin, registerCustomer } from "./support/store-api";
 
 // Issue 13 on the whole application (medusa-config.ts, the plugin as a merchant installs it), real
@@ -54,15 +55,8 @@ let sandbox: SandboxServer;
 let merchant: MerchantCredentials;
 
 beforeAll(async () => {
-  sandbox = await startSandbox({ orderExpiryMs: ORDER_EXPIRY_MS });
-  merchant = sandbox.createMerchant();
-  Object.assign(process.env, {
-    PURCHASE_AUTH_BASE_URL: sandbox.url,
-    PURCHASE_AUTH_CLIENT_ID: merchant.clientId,
-    PURCHASE_AUTH_CLIENT_SECRET: merchant.clientSecret,
-    PURCHASE_AUTH_SCOPE: merchant.scope,
-    PURCHASE_AUTH_WEBHOOK_SECRET: WEBHOOK_SECRET,
-  });
+  // medusa-config.ts reads the merchant's credentials when Medusa's runner loads it (after this hook).
+  ({ sandbox, merchant } = await startSandboxForMedusa(WEBHOOK_SECRET, { orderExpiryMs: ORDER_EXPIRY_MS }));
 });
 
 afterAll(async () => {

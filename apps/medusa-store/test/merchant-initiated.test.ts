@@ -5,7 +5,7 @@ import {
   reconcileUnknownOutcomes,
   type StoredTokenCharge,
 } from "@purchase-auth/medusa/workflows";
-import { type MerchantCredentials, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
+import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SeededStore, seedStore } from "../src/scripts/seed-store";
 import {
@@ -15,6 +15,7 @@ import {
   type Shop,
 } from "./support/checkout";
 import { draftOrder as makeDraftOrder, serverOrder as makeServerOrder } from "./support/orders";
+import { startSandboxForMedusa } from "./support/sandbox-env";
 import { type Api, eventually, loginAdmin, registerCustomer } from "./support/store-api";
 
 // Issue 14 (Medusa): charging a customer's stored token without checkout, on the whole application
@@ -27,15 +28,8 @@ let sandbox: SandboxServer;
 let merchant: MerchantCredentials;
 
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  merchant = sandbox.createMerchant();
-  Object.assign(process.env, {
-    PURCHASE_AUTH_BASE_URL: sandbox.url,
-    PURCHASE_AUTH_CLIENT_ID: merchant.clientId,
-    PURCHASE_AUTH_CLIENT_SECRET: merchant.clientSecret,
-    PURCHASE_AUTH_SCOPE: merchant.scope,
-    PURCHASE_AUTH_WEBHOOK_SECRET: WEBHOOK_SECRET,
-  });
+  // medusa-config.ts reads the merchant's credentials when Medusa's runner loads it (after this hook).
+  ({ sandbox, merchant } = await startSandboxForMedusa(WEBHOOK_SECRET));
 });
 
 afterAll(async () => {
@@ -87,6 +81,20 @@ medusaIntegrationTestRunner({
         input: { order_id: orderId, ...extra },
       });
       return result;
+    }
+
+    /** A charge whose every answer is lost after the service committed it: its outcome is unknown. */
+    async function chargeWithAnswersLost(orderId: string): Promise<StoredTokenCharge> {
+      sandbox.injectFault({
+        kind: "drop_after_commit",
+        match: { method: "POST", path: "/purchase/authorizations" },
+        count: null,
+      });
+      try {
+        return await charge(orderId);
+      } finally {
+        sandbox.clearFaults();
+      }
     }
 
     async function orderTotal(orderId: string): Promise<number> {
@@ -215,17 +223,7 @@ medusaIntegrationTestRunner({
       it("a lost answer is unknown; the next run repeats it with the same key and records the one charge", async () => {
         const customer = await customerWithToken(shop, "lost-answer@example.com");
         const orderId = await serverOrder(customer.customerId, "lost-answer@example.com");
-        sandbox.injectFault({
-          kind: "drop_after_commit",
-          match: { method: "POST", path: "/purchase/authorizations" },
-          count: null,
-        });
-        let lost: StoredTokenCharge;
-        try {
-          lost = await charge(orderId);
-        } finally {
-          sandbox.clearFaults();
-        }
+        const lost = await chargeWithAnswersLost(orderId);
         expect(lost).toMatchObject({ status: "unknown", retry: "same-key", payment_id: null });
         const [held] = authorizationsOf(customer.customerToken);
         expect(held?.status).toBe("Succeeded"); // the service charged; Medusa does not know yet
@@ -244,17 +242,7 @@ medusaIntegrationTestRunner({
       it("an unknown outcome the reconcile job settles first is kept for the order (same key), never released", async () => {
         const customer = await customerWithToken(shop, "reconciled@example.com");
         const orderId = await serverOrder(customer.customerId, "reconciled@example.com");
-        sandbox.injectFault({
-          kind: "drop_after_commit",
-          match: { method: "POST", path: "/purchase/authorizations" },
-          count: null,
-        });
-        let lost: StoredTokenCharge;
-        try {
-          lost = await charge(orderId);
-        } finally {
-          sandbox.clearFaults();
-        }
+        const lost = await chargeWithAnswersLost(orderId);
         expect(lost).toMatchObject({ status: "unknown" });
         const report = await reconcileUnknownOutcomes(container());
         expect(report.resolved).toEqual([lost.payment_session_id]);

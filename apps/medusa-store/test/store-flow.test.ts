@@ -1,8 +1,9 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
-import { type MerchantCredentials, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
+import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PURCHASE_AUTH_PROVIDER_ID, type SeededStore, seedStore } from "../src/scripts/seed-store";
+import { startSandboxForMedusa } from "./support/sandbox-env";
 import { type Api, eventually, loginAdmin, registerCustomer } from "./support/store-api";
 
 // The whole application, booted from medusa-config.ts with the plugin installed as its README says,
@@ -13,16 +14,8 @@ let sandbox: SandboxServer;
 let merchant: MerchantCredentials;
 
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  merchant = sandbox.createMerchant();
-  // medusa-config.ts reads these when Medusa's runner loads it (after this hook).
-  Object.assign(process.env, {
-    PURCHASE_AUTH_BASE_URL: sandbox.url,
-    PURCHASE_AUTH_CLIENT_ID: merchant.clientId,
-    PURCHASE_AUTH_CLIENT_SECRET: merchant.clientSecret,
-    PURCHASE_AUTH_SCOPE: merchant.scope,
-    PURCHASE_AUTH_WEBHOOK_SECRET: WEBHOOK_SECRET,
-  });
+  // medusa-config.ts reads the merchant's credentials when Medusa's runner loads it (after this hook).
+  ({ sandbox, merchant } = await startSandboxForMedusa(WEBHOOK_SECRET));
 });
 
 afterAll(async () => {

@@ -1,6 +1,6 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
-import { type MerchantCredentials, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
+import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PURCHASE_AUTH_PROVIDER_ID, seedStore } from "../src/scripts/seed-store";
 import {
@@ -9,6 +9,7 @@ import {
   expectMedusaMatchesService,
   type Shop,
 } from "./support/checkout";
+import { startSandboxForMedusa } from "./support/sandbox-env";
 import { type Api, loginAdmin } from "./support/store-api";
 
 // What a storefront sees, the facts the README's "Paying from Medusa's Next.js starter" builds on,
@@ -20,15 +21,8 @@ let sandbox: SandboxServer;
 let merchant: MerchantCredentials;
 
 beforeAll(async () => {
-  sandbox = await startSandbox();
-  merchant = sandbox.createMerchant();
-  Object.assign(process.env, {
-    PURCHASE_AUTH_BASE_URL: sandbox.url,
-    PURCHASE_AUTH_CLIENT_ID: merchant.clientId,
-    PURCHASE_AUTH_CLIENT_SECRET: merchant.clientSecret,
-    PURCHASE_AUTH_SCOPE: merchant.scope,
-    PURCHASE_AUTH_WEBHOOK_SECRET: "whsec-storefront",
-  });
+  // medusa-config.ts reads the merchant's credentials when Medusa's runner loads it (after this hook).
+  ({ sandbox, merchant } = await startSandboxForMedusa("whsec-storefront"));
 });
 
 afterAll(async () => {
