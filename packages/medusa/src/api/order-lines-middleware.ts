@@ -1,6 +1,10 @@
 import type { MedusaNextFunction, MedusaRequest, MedusaResponse } from "@medusajs/framework/http";
 import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
-import { type CartForOrderLines, orderLinesFromCart } from "../providers/purchase-auth/order-lines";
+import {
+  type CartForOrderLines,
+  ORDER_LINE_FIELDS,
+  orderLinesFromCart,
+} from "../providers/purchase-auth/order-lines";
 import { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-ids";
 
 /** What the lines are made of, read from the database, never from the request. */
@@ -8,17 +12,7 @@ const CART_FIELDS = [
   "id",
   // Asking for the cart's total is what makes Medusa compute the line and shipping totals too.
   "total",
-  "items.id",
-  "items.title",
-  "items.product_title",
-  "items.variant_sku",
-  "items.quantity",
-  "items.total",
-  "items.tax_lines.rate",
-  "shipping_methods.id",
-  "shipping_methods.name",
-  "shipping_methods.total",
-  "shipping_methods.tax_lines.rate",
+  ...ORDER_LINE_FIELDS,
   "payment_collection.payment_sessions.id",
   "payment_collection.payment_sessions.provider_id",
   "payment_collection.payment_sessions.status",

@@ -1,7 +1,7 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys, MedusaError } from "@medusajs/framework/utils";
 import type { CustomerTokenStatus } from "@purchase-auth/core";
-import type { CartForOrderLines } from "../providers/purchase-auth/order-lines";
+import { type CartForOrderLines, ORDER_LINE_FIELDS } from "../providers/purchase-auth/order-lines";
 import { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-ids";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { declineReasonOfTokenStatus } from "../providers/purchase-auth/status-mapping";
@@ -60,17 +60,7 @@ const ORDER_FIELDS = [
   // Asking for the total makes Medusa compute the line, shipping and pending totals too.
   "total",
   "summary",
-  "items.id",
-  "items.title",
-  "items.product_title",
-  "items.variant_sku",
-  "items.quantity",
-  "items.total",
-  "items.tax_lines.rate",
-  "shipping_methods.id",
-  "shipping_methods.name",
-  "shipping_methods.total",
-  "shipping_methods.tax_lines.rate",
+  ...ORDER_LINE_FIELDS,
   "payment_collections.id",
   "payment_collections.status",
   "payment_collections.amount",

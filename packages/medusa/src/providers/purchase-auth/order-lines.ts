@@ -34,6 +34,24 @@ export interface CartForOrderLines {
   } | null> | null;
 }
 
+/**
+ * The query fields `CartForOrderLines` is read with, for a cart or an order alike (ask for the
+ * `total` of the cart or order too: that is what makes Medusa compute the line and shipping totals).
+ */
+export const ORDER_LINE_FIELDS: readonly string[] = [
+  "items.id",
+  "items.title",
+  "items.product_title",
+  "items.variant_sku",
+  "items.quantity",
+  "items.total",
+  "items.tax_lines.rate",
+  "shipping_methods.id",
+  "shipping_methods.name",
+  "shipping_methods.total",
+  "shipping_methods.tax_lines.rate",
+];
+
 const MAX_ID_LENGTH = 50;
 const MAX_QUANTITY = 99_999_999;
 

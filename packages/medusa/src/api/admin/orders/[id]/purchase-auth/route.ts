@@ -2,17 +2,7 @@ import type { AuthenticatedMedusaRequest, MedusaResponse } from "@medusajs/frame
 import { ContainerRegistrationKeys, MedusaError } from "@medusajs/framework/utils";
 import { isPurchaseAuthProviderId } from "../../../../../providers/purchase-auth/provider-ids";
 import { readServicePaymentView } from "../../../../../providers/purchase-auth/service-view";
-
-interface PaymentRow {
-  id: string;
-  provider_id: string;
-  amount: unknown;
-  currency_code: string;
-  data: Record<string, unknown> | null;
-  payment_session_id?: string | null;
-  captured_at: string | Date | null;
-  canceled_at: string | Date | null;
-}
+import type { ChargePaymentRow } from "../../../../../workflows/charge-stored-token-order";
 
 interface SessionRow {
   id: string;
@@ -25,7 +15,7 @@ interface SessionRow {
 
 interface OrderRow {
   id: string;
-  payment_collections?: Array<{ payments?: PaymentRow[]; payment_sessions?: SessionRow[] } | null>;
+  payment_collections?: Array<{ payments?: ChargePaymentRow[]; payment_sessions?: SessionRow[] } | null>;
 }
 
 const FIELDS = [
