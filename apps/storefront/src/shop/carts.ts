@@ -37,8 +37,15 @@ export interface PricedCart {
 
 export const MAX_QUANTITY = 99;
 
-// Unambiguous characters: a reference is read out over the phone to customer service.
-const REFERENCE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ";
+// Unambiguous characters: a reference or an id is read out over the phone to customer service.
+const READABLE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ";
+
+/** `prefix` and `length` random characters a person can read out without confusion ("HB-7K3QX9M2TD"). */
+export function readableCode(prefix: string, length: number): string {
+  let suffix = "";
+  for (const byte of randomBytes(length)) suffix += READABLE_ALPHABET[byte % READABLE_ALPHABET.length];
+  return `${prefix}${suffix}`;
+}
 
 /**
  * A random order reference, e.g. "HB-7K3QX9M2TD". Random rather than a counter: references must
@@ -46,10 +53,7 @@ const REFERENCE_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ";
  * would repeat the idempotency key and replay an old order's answer.
  */
 export function newOrderReference(): string {
-  const bytes = randomBytes(10);
-  let suffix = "";
-  for (const byte of bytes) suffix += REFERENCE_ALPHABET[byte % REFERENCE_ALPHABET.length];
-  return `HB-${suffix}`;
+  return readableCode("HB-", 10);
 }
 
 export class CartBook {

@@ -1,5 +1,4 @@
-import { randomBytes } from "node:crypto";
-import type { PricedLine } from "./carts.js";
+import { type PricedLine, readableCode } from "./carts.js";
 
 // "Re-order every month": a signed-in customer turns a paid order into a subscription. The shop
 // keeps it here (your subscriptions table in a real shop): the items and prices as they were
@@ -66,12 +65,8 @@ export interface Subscription {
 
 export const CANCELLED_BY_CUSTOMER = "CANCELLED_BY_CUSTOMER";
 
-const ID_ALPHABET = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ";
-
 function newSubscriptionId(): string {
-  let suffix = "";
-  for (const byte of randomBytes(8)) suffix += ID_ALPHABET[byte % ID_ALPHABET.length];
-  return `SUB-${suffix}`;
+  return readableCode("SUB-", 8);
 }
 
 export interface NewSubscription {
