@@ -153,10 +153,15 @@ describe("when retries run out", () => {
     expect(early).toMatchObject({ outcome: "not_sent" });
     expect(String(early.cause)).toContain("stop");
 
-    sandbox.injectFault({ kind: "latency", match: CREATE, count: 1, latencyMs: 300 });
+    // Aborted once the request has reached the service (its fault fired), not after a guessed
+    // delay: on a loaded machine the token fetch alone can take longer than any fixed wait.
+    const faultId = sandbox.injectFault({ kind: "latency", match: CREATE, count: 1, latencyMs: 2_000 });
     const controller = new AbortController();
     const pending = shop.client.authorizations.create(chargeOf(shop), { signal: controller.signal });
-    setTimeout(() => controller.abort(), 100);
+    // A fault with count 1 leaves the list of active faults when it fires.
+    const reached = () => !sandbox.faults().some((fault) => fault.faultId === faultId);
+    while (!reached()) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort();
     const error = await pending.catch((e) => e);
     expect(OutcomeUnknownError.isInstance(error)).toBe(true);
   });
