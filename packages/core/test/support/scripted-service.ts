@@ -52,6 +52,8 @@ export class ScriptedService {
   readonly keys = new Map<string, KeyRecord>();
   /** When set, the token endpoint answers only after this long (a hanging identity provider). */
   tokenHangMs = 0;
+  /** Token requests answered so far (a hanging one counts once its answer is written). */
+  tokensAnswered = 0;
   #script: ScriptedAttempt[] = [];
   #server: Server;
   #hangMs: number;
@@ -82,7 +84,10 @@ export class ScriptedService {
     req.on("end", () => {
       if (req.url?.endsWith("/token")) {
         const token = { token_type: "Bearer", expires_in: 3600, ext_expires_in: 3600, access_token: "t" };
-        setTimeout(() => json(res, 200, token), this.tokenHangMs);
+        setTimeout(() => {
+          this.tokensAnswered++;
+          json(res, 200, token);
+        }, this.tokenHangMs);
         return;
       }
       const key = String(req.headers["service-idempotency-key"]);
