@@ -237,7 +237,8 @@ describe("the shop converges to the service's truth across SIGKILLs", () => {
     await sandbox.control("DELETE", "/sandbox/faults");
 
     // Let the shop converge: its reconciler resends what it does not know, and the sandbox
-    // redelivers the webhooks a dead shop missed (1 min, 5 min, 30 min, 2 h, 8 h later).
+    // redelivers the webhooks a dead shop missed (1 min, 5 min, 30 min, 2 h, 8 h later). Every
+    // step runs: a charge can be past "pending" (authorized) and still wait for its order.captured.
     let rows = await chargeRows();
     for (const step of [0, 2, 10, 30, 120, 480]) {
       if (step > 0) await sandbox.control("POST", "/sandbox/clock/advance", { ms: step * 60_000 });
@@ -247,7 +248,6 @@ describe("the shop converges to the service's truth across SIGKILLs", () => {
         if (rows.every((row) => row.status !== "pending")) break;
         await sleep(250);
       }
-      if (rows.every((row) => row.status !== "pending")) break;
     }
 
     const authorizations = await sandbox.control<SandboxAuthorization[]>("GET", "/sandbox/authorizations");
@@ -267,14 +267,24 @@ describe("the shop converges to the service's truth across SIGKILLs", () => {
     const duplicates = [...byReference.values()].filter((list) => list.length > 1);
     const pending = rows.filter((row) => row.status === "pending" || row.status === "needs_review");
     // Money at the service the shop does not know as paid, or "paid" in the shop with no money.
-    const lost = succeeded.filter((authorization) => {
-      const row = rowByReference.get(authorization.reference ?? "");
-      return (
-        row === undefined ||
-        row.authorization_id !== authorization.authorizationId ||
-        row.status !== "captured"
-      );
-    });
+    const lost = succeeded
+      .filter((authorization) => {
+        const row = rowByReference.get(authorization.reference ?? "");
+        return (
+          row === undefined ||
+          row.authorization_id !== authorization.authorizationId ||
+          row.status !== "captured"
+        );
+      })
+      .map((authorization) => {
+        // What the shop holds for it, so a failure says which way it drifted.
+        const row = rowByReference.get(authorization.reference ?? "");
+        return {
+          reference: authorization.reference,
+          authorizationId: authorization.authorizationId,
+          shop: row ?? null,
+        };
+      });
     const paidWithoutMoney = rows.filter(
       (row) =>
         row.status === "captured" && capturedByAuthorization.get(row.authorization_id ?? "") !== row.amount,
