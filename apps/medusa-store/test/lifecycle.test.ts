@@ -266,8 +266,12 @@ medusaIntegrationTestRunner({
         await sandbox.settle();
         expect(charged(customer.customerToken)[0]?.status).toBe("Failed");
         const order = await eventually(async () => {
+          // Two subscribers follow the event (Medusa's own writes the session's data, ours the
+          // collection and the order's reason): wait until both have written.
           const found = await orderWithPayments(shop, orderId);
-          return found.payment_collections[0]!.status === "failed" ? found : undefined;
+          const collection = found.payment_collections[0]!;
+          const sessionData = collection.payment_sessions[0]?.data as { state?: string } | undefined;
+          return collection.status === "failed" && sessionData?.state === "failed" ? found : undefined;
         });
         expect(order.metadata).toMatchObject({
           purchase_auth_payment_failed: { reason: "PAYMENT_METHOD_NO_FUNDS" },

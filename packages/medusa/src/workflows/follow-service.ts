@@ -113,9 +113,6 @@ export async function followFailedAuthorization(
     | { id: string; provider_id: string; payment_collection_id: string }
     | undefined;
   if (!session || !isPurchaseAuthProviderId(session.provider_id)) return;
-  await payment.updatePaymentCollections(session.payment_collection_id, {
-    status: PaymentCollectionStatus.FAILED,
-  });
   const { data: collections } = await query.graph({
     entity: "payment_collection",
     fields: ["id", "order.id", "order.metadata"],
@@ -137,6 +134,10 @@ export async function followFailedAuthorization(
       },
     });
   }
+  // The collection's status is written last: whoever sees it failed also finds the reason.
+  await payment.updatePaymentCollections(session.payment_collection_id, {
+    status: PaymentCollectionStatus.FAILED,
+  });
   logger(container).warn(
     `purchase-auth: the authorization of payment session ${sessionId} failed at the service (${describeReason(reason)}); its payment collection is marked failed`,
   );
