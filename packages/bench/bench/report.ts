@@ -34,6 +34,14 @@ export const GOALS = {
   oursOverRawAtLeast: 0.85,
   oursOverOthersAbove: 1,
   adapterOverBareAtLeast: 0.9,
+  /** Issue 15: the client's CPU per create, ours / raw undici, at every concurrency. */
+  oursCpuOverRawAtMost: 1.25,
+  /** Issue 15: validation + serialisation, core / the hand-written reference. */
+  coreOverReferenceAtLeast: 0.8,
+  /** Issue 15: the Express app's CPU per charge, adapter / bare route, at every concurrency. */
+  adapterCpuOverBareAtMost: 1.1,
+  /** Issue 15: sandbox creates per second extrapolated to a full core. */
+  sandboxCreatesPerCoreAtLeast: 20_000,
 } as const;
 
 const integer = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
@@ -67,11 +75,11 @@ export function formatReport(results: BenchResults): string {
       }
     }
     lines.push(
-      `  ratios (throughput; goals: ours/raw ≥ ${GOALS.oursOverRawAtLeast}, ours/fetch and ours/axios > 1)`,
+      `  ratios (throughput; goals: ours/raw ≥ ${GOALS.oursOverRawAtLeast}, ours/fetch and ours/axios > 1; client CPU per op ours/raw ≤ ${GOALS.oursCpuOverRawAtMost})`,
     );
     for (const ratio of throughput.ratios) {
       lines.push(
-        `  c=${String(ratio.concurrency).padEnd(3)} ours/raw ${fixed(ratio.oursOverRaw)} ${mark(ratio.oursOverRaw >= GOALS.oursOverRawAtLeast).padEnd(6)}  ours/fetch ${fixed(ratio.oursOverFetch)} ${mark(ratio.oursOverFetch > 1).padEnd(6)}  ours/axios ${fixed(ratio.oursOverAxios)} ${mark(ratio.oursOverAxios > 1).padEnd(6)}  client CPU per op ours/raw ${fixed(ratio.oursCpuOverRaw)}`,
+        `  c=${String(ratio.concurrency).padEnd(3)} ours/raw ${fixed(ratio.oursOverRaw)} ${mark(ratio.oursOverRaw >= GOALS.oursOverRawAtLeast).padEnd(6)}  ours/fetch ${fixed(ratio.oursOverFetch)} ${mark(ratio.oursOverFetch > 1).padEnd(6)}  ours/axios ${fixed(ratio.oursOverAxios)} ${mark(ratio.oursOverAxios > 1).padEnd(6)}  client CPU per op ours/raw ${fixed(ratio.oursCpuOverRaw)} ${mark(ratio.oursCpuOverRaw <= GOALS.oursCpuOverRawAtMost)}`,
       );
     }
     lines.push("");
@@ -93,7 +101,7 @@ export function formatReport(results: BenchResults): string {
     lines.push(`validation + JSON.stringify, in process (ops/s, median of ${validation.rounds} rounds)`);
     for (const cell of validation.cells) {
       lines.push(
-        `  ${`${cell.items} item${cell.items === 1 ? "" : "s"}`.padEnd(9)} core ${count(cell.coreOpsPerSec).padStart(9)}   hand-written reference ${count(cell.referenceOpsPerSec).padStart(9)}   core/reference ${fixed(cell.ratio)}`,
+        `  ${`${cell.items} item${cell.items === 1 ? "" : "s"}`.padEnd(9)} core ${count(cell.coreOpsPerSec).padStart(9)}   hand-written reference ${count(cell.referenceOpsPerSec).padStart(9)}   core/reference ${fixed(cell.ratio)} (goal ≥ ${GOALS.coreOverReferenceAtLeast}) ${mark(cell.ratio >= GOALS.coreOverReferenceAtLeast)}`,
       );
     }
     lines.push("");
@@ -113,8 +121,11 @@ export function formatReport(results: BenchResults): string {
   if (capacity) {
     lines.push("sandbox capacity (raw undici client)");
     for (const cell of capacity) {
+      const goal = cell.endpoint.startsWith("POST /purchase/authorizations")
+        ? ` (goal ≥ ${count(GOALS.sandboxCreatesPerCoreAtLeast)}) ${mark(cell.extrapolatedSandboxCeiling >= GOALS.sandboxCreatesPerCoreAtLeast)}`
+        : "";
       lines.push(
-        `  ${cell.endpoint.padEnd(38)} c=${cell.concurrency} ${count(cell.opsPerSec).padStart(7)} req/s  p50 ${fixed(cell.p50Ms)} ms  p99 ${fixed(cell.p99Ms)} ms  sandbox CPU ${percent(cell.sandboxCpuPercent)} (≈ ${count(cell.extrapolatedSandboxCeiling)} req/s at a full core)`,
+        `  ${cell.endpoint.padEnd(38)} c=${cell.concurrency} ${count(cell.opsPerSec).padStart(7)} req/s  p50 ${fixed(cell.p50Ms)} ms  p99 ${fixed(cell.p99Ms)} ms  sandbox CPU ${percent(cell.sandboxCpuPercent)} (≈ ${count(cell.extrapolatedSandboxCeiling)} req/s at a full core)${goal}`,
       );
     }
     lines.push("");
@@ -134,10 +145,12 @@ export function formatReport(results: BenchResults): string {
         );
       }
     }
-    lines.push(`  ratios (throughput; goal: adapter/bare ≥ ${GOALS.adapterOverBareAtLeast})`);
+    lines.push(
+      `  ratios (goals: throughput adapter/bare ≥ ${GOALS.adapterOverBareAtLeast}, app CPU per op adapter/bare ≤ ${GOALS.adapterCpuOverBareAtMost})`,
+    );
     for (const ratio of express.ratios) {
       lines.push(
-        `  c=${String(ratio.concurrency).padEnd(3)} adapter/bare ${fixed(ratio.adapterOverBare)} ${mark(ratio.adapterOverBare >= GOALS.adapterOverBareAtLeast).padEnd(6)}  app CPU per op adapter/bare ${fixed(ratio.adapterCpuOverBare)}`,
+        `  c=${String(ratio.concurrency).padEnd(3)} adapter/bare ${fixed(ratio.adapterOverBare)} ${mark(ratio.adapterOverBare >= GOALS.adapterOverBareAtLeast).padEnd(6)}  app CPU per op adapter/bare ${fixed(ratio.adapterCpuOverBare)} ${mark(ratio.adapterCpuOverBare <= GOALS.adapterCpuOverBareAtMost)}`,
       );
     }
     lines.push(
