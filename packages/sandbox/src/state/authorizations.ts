@@ -1,5 +1,5 @@
 import type { CaptureMode, Item } from "@purchase-auth/core";
-import { evictOldest } from "../core/bounded.js";
+import { FifoMap } from "../core/bounded.js";
 import type { AttemptPlan } from "../domain/attempt-plan.js";
 
 export type AuthorizationStatus = "Scheduled" | "Succeeded" | "Failed";
@@ -45,7 +45,7 @@ export interface AuthorizationRecord {
 
 /** Authorizations by id, the oldest forgotten beyond `maxStoredObjects` (a late attempt of one is dropped). */
 export class AuthorizationStore {
-  readonly #records = new Map<string, AuthorizationRecord>();
+  readonly #records = new FifoMap<string, AuthorizationRecord>();
   readonly #max: number;
 
   constructor(max: number) {
@@ -54,7 +54,7 @@ export class AuthorizationStore {
 
   add(record: AuthorizationRecord): AuthorizationRecord {
     this.#records.set(record.authorizationId, record);
-    evictOldest(this.#records, this.#max);
+    this.#records.evictBeyond(this.#max);
     return record;
   }
 

@@ -1,3 +1,4 @@
+import { FifoMap } from "../core/bounded.js";
 import type { ApiResponse } from "../http/types.js";
 
 /** How long a stored outcome is replayed (specification section 8). */
@@ -23,7 +24,7 @@ export type IdempotencyLookup =
  * from the front as new keys arrive: memory stays bounded without scanning history.
  */
 export class IdempotencyStore {
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries = new FifoMap<string, Entry>();
   readonly #maxKeys: number;
 
   constructor(maxKeys: number) {
@@ -70,16 +71,16 @@ export class IdempotencyStore {
   }
 
   #dropForgotten(now: number): void {
-    for (const [scope, entry] of this.#entries) {
-      if (entry.state === "in_progress") continue;
-      if (now - entry.storedAt < IDEMPOTENCY_RETENTION_MS) return;
+    this.#entries.walkFromOldest((entry, scope) => {
+      if (entry.state === "in_progress") return true;
+      if (now - entry.storedAt < IDEMPOTENCY_RETENTION_MS) return false;
       this.#entries.delete(scope);
-    }
+      return true;
+    });
   }
 
   #dropOldest(): void {
-    const oldest = this.#entries.keys().next();
-    if (!oldest.done) this.#entries.delete(oldest.value);
+    this.#entries.evictBeyond(this.#entries.size - 1);
   }
 }
 

@@ -1,5 +1,5 @@
 import { type CaptureMode, formatCents, type Item, type Order, type OrderStatus } from "@purchase-auth/core";
-import { evictOldest } from "../core/bounded.js";
+import { FifoMap } from "../core/bounded.js";
 
 /** A write applied to an order, kept for assertions (`orders()` in the control surface). */
 export interface OrderOperation {
@@ -162,8 +162,8 @@ function record(
  * serves the whole queue, however many orders wait.
  */
 export class OrderStore {
-  readonly #orders = new Map<string, OrderRecord>();
-  readonly #awaitingExpiry = new Map<string, OrderRecord>();
+  readonly #orders = new FifoMap<string, OrderRecord>();
+  readonly #awaitingExpiry = new FifoMap<string, OrderRecord>();
   readonly #max: number;
 
   constructor(max: number) {
@@ -172,7 +172,7 @@ export class OrderStore {
 
   add(order: OrderRecord): OrderRecord {
     this.#orders.set(order.orderId, order);
-    evictOldest(this.#orders, this.#max, (evicted) => this.#awaitingExpiry.delete(evicted.orderId));
+    this.#orders.evictBeyond(this.#max, (evicted) => this.#awaitingExpiry.delete(evicted.orderId));
     return order;
   }
 
@@ -197,17 +197,18 @@ export class OrderStore {
 
   /** The queued order created first, i.e. the next to expire. */
   nextToExpire(): OrderRecord | undefined {
-    return this.#awaitingExpiry.values().next().value;
+    return this.#awaitingExpiry.oldest();
   }
 
   /** Removes and returns the queued orders created at or before `createdBy`. */
   takeExpiring(createdBy: number): OrderRecord[] {
     const due: OrderRecord[] = [];
-    for (const order of this.#awaitingExpiry.values()) {
-      if (order.createdAt > createdBy) break;
+    this.#awaitingExpiry.walkFromOldest((order) => {
+      if (order.createdAt > createdBy) return false;
       this.#awaitingExpiry.delete(order.orderId);
       due.push(order);
-    }
+      return true;
+    });
     return due;
   }
 

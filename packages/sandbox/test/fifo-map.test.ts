@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { FifoMap } from "../src/core/bounded.js";
+import { SeededRandom } from "../src/core/prng.js";
+
+// FifoMap replaces Maps whose oldest entry is taken on every insertion (bounded stores). It must keep
+// a Map's order exactly: `set` of a present key keeps its place, a deleted and re-added key is new.
+
+function oldestOf<K, V>(map: Map<K, V>): V | undefined {
+  return map.values().next().value;
+}
+
+describe("FifoMap", () => {
+  it("keeps the order of a Map through random sets, deletes, evictions and walks (seed 4242)", () => {
+    const random = new SeededRandom(4242);
+    const fifo = new FifoMap<number, number>();
+    const reference = new Map<number, number>();
+    for (let step = 0; step < 20_000; step++) {
+      const key = Math.floor(random.next() * 300);
+      const roll = random.next();
+      if (roll < 0.5) {
+        fifo.set(key, step);
+        reference.set(key, step);
+      } else if (roll < 0.8) {
+        expect(fifo.delete(key)).toBe(reference.delete(key));
+      } else if (roll < 0.9) {
+        const max = Math.floor(random.next() * 200);
+        const evicted: number[] = [];
+        fifo.evictBeyond(max, (value) => evicted.push(value));
+        const expected: number[] = [];
+        while (reference.size > max) {
+          const [oldestKey, value] = reference.entries().next().value as [number, number];
+          reference.delete(oldestKey);
+          expected.push(value);
+        }
+        expect(evicted).toEqual(expected);
+      } else {
+        // Walk from the oldest, deleting odd values, stopping at the first multiple of 7.
+        const seen: number[] = [];
+        fifo.walkFromOldest((value, walkedKey) => {
+          seen.push(value);
+          if (value % 7 === 0) return false;
+          if (value % 2 === 1) fifo.delete(walkedKey);
+          return true;
+        });
+        const expected: number[] = [];
+        for (const [walkedKey, value] of reference) {
+          expected.push(value);
+          if (value % 7 === 0) break;
+          if (value % 2 === 1) reference.delete(walkedKey);
+        }
+        expect(seen).toEqual(expected);
+      }
+      expect(fifo.size).toBe(reference.size);
+      expect(fifo.oldest()).toBe(oldestOf(reference));
+      expect(fifo.get(key)).toBe(reference.get(key));
+      expect(fifo.has(key)).toBe(reference.has(key));
+    }
+    expect([...fifo.values()]).toEqual([...reference.values()]);
+    fifo.clear();
+    expect([fifo.size, fifo.oldest(), [...fifo.values()]]).toEqual([0, undefined, []]);
+  });
+
+  it("visits entries added during a walk, as a Map's iterator does", () => {
+    const fifo = new FifoMap<string, number>();
+    fifo.set("a", 1).set("b", 2);
+    const seen: number[] = [];
+    fifo.walkFromOldest((value) => {
+      seen.push(value);
+      if (value === 1) fifo.set("c", 3);
+      return true;
+    });
+    expect(seen).toEqual([1, 2, 3]);
+  });
+
+  it("keeps its order when most entries are deleted without eviction (the queue is compacted)", () => {
+    const fifo = new FifoMap<number, number>();
+    for (let index = 0; index < 100_000; index++) {
+      fifo.set(index, index);
+      if (index % 100 !== 0) fifo.delete(index);
+    }
+    expect(fifo.size).toBe(1000);
+    expect(fifo.oldest()).toBe(0);
+    expect([...fifo.values()].slice(0, 3)).toEqual([0, 100, 200]);
+  });
+});
