@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   type AttemptScheduleInput,
   type AuthorizationRequest,
@@ -13,6 +12,7 @@ import { OrderBuildError, problem } from "../problems.js";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
 import type { Authorizer } from "./authorizer.js";
 import type { Charges } from "./charges.js";
+import { orderFingerprint } from "./order-fingerprint.js";
 
 // Charging one order of one customer, whoever asks: the shopper's POST /charges or the server's
 // `router.charge()` (a re-order, a renewal, an invoice). Either way the charge is stored under the
@@ -114,33 +114,6 @@ function assertSameOrder(charge: ChargeRecord, order: ChargedOrder): void {
       "Your cart changed since you paid. Please review your order.",
     );
   }
-}
-
-/**
- * A hash of what the create call charges: amount, currency, capture mode, store and the items
- * (as checked by core), with object keys sorted so that equal orders hash equally.
- */
-function orderFingerprint(request: AuthorizationRequest, amount: string): string {
-  const { order } = request;
-  const canonical = canonicalJson({
-    amount,
-    currency: order.currency,
-    captureMode: order.captureMode ?? null,
-    storeId: request.storeId ?? null,
-    items: order.items,
-  });
-  return createHash("sha256").update(canonical, "utf8").digest("hex");
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, entry]) => entry !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
 }
 
 /** The create request for the order, checked by core before anything is stored. */
