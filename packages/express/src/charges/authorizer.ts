@@ -1,12 +1,13 @@
 import {
   type AuthorizationRequest,
+  type CreateAuthorizationResult,
   DeclinedError,
   IdempotencyError,
   InvalidRequestError,
   idempotencyKeyIn,
   NotFoundError,
 } from "@purchase-auth/core";
-import { withTimeout } from "../http/timeout.js";
+import { SharedDeadline } from "../http/shared-deadline.js";
 import type { ResolvedOptions } from "../options.js";
 import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
@@ -30,9 +31,12 @@ export class Authorizer {
   readonly #deps: AuthorizerDeps;
   /** Create calls in flight in this process, per reference and attempt: a double click shares one. */
   readonly #inFlight = new Map<string, Promise<ChargeRecord>>();
+  /** `timeoutMs` of the create calls. */
+  readonly #deadline: SharedDeadline;
 
   constructor(deps: AuthorizerDeps) {
     this.#deps = deps;
+    this.#deadline = new SharedDeadline(deps.options.timeoutMs);
   }
 
   /**
@@ -82,13 +86,17 @@ export class Authorizer {
     const { options, charges } = this.#deps;
     const pending = charge.pendingAuthorization ?? legacyPending(charge, rebuilt, options);
     if (pending === undefined || !this.canResend(pending)) return this.markNeedsReview(charge);
+    const deadline = this.#deadline.acquire();
     try {
-      const result = await withTimeout(options.timeoutMs, (signal) =>
-        options.client.authorizations.create(pending.request, {
+      let result: CreateAuthorizationResult;
+      try {
+        result = await options.client.authorizations.create(pending.request, {
           idempotencyKey: pending.idempotencyKey,
-          signal,
-        }),
-      );
+          signal: deadline.signal,
+        });
+      } finally {
+        this.#deadline.release(deadline);
+      }
       const news: ChargeNews =
         result.synchronous && result.orderId !== undefined
           ? {
