@@ -1,10 +1,10 @@
 import type { PurchaseAuthClient } from "@purchase-auth/core";
-import express, { type RequestHandler, type Router } from "express";
+import express, { type Request, type RequestHandler, type Router } from "express";
 import { Authorizer } from "./charges/authorizer.js";
 import { Charges } from "./charges/charges.js";
 import { ChargeNotifier } from "./charges/notifier.js";
 import { type ServerChargeInput, type ServerChargeResult, serverCharge } from "./charges/server-charge.js";
-import { rateLimitGuard, requireJsonContentType } from "./http/guards.js";
+import { jsonWriteEntry, rateLimitGuard } from "./http/guards.js";
 import { type PurchaseAuthOptions, resolveOptions } from "./options.js";
 import { problem, purchaseAuthErrorHandler } from "./problems.js";
 import { alerter } from "./reconcile/alerts.js";
@@ -85,8 +85,11 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
   };
   const reconciler = new Reconciler(resolved, charges, authorizer);
 
-  const context: RequestHandler = (req, _res, next) => {
+  const setContext = (req: Request) => {
     req.purchaseAuth = { client, store };
+  };
+  const context: RequestHandler = (req, _res, next) => {
+    setContext(req);
     next();
   };
   // Per route, not router.use(): mounted at "/", the router must not parse or limit the app's requests.
@@ -96,7 +99,7 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
   const reads: RequestHandler[] = [context, json, ...limits];
   // State-changing routes take JSON only, empty bodies included (CSRF): checked before the body is
   // read and before any of the app's hooks runs.
-  const writes: RequestHandler[] = [context, requireJsonContentType, json, ...limits];
+  const writes: RequestHandler[] = [jsonWriteEntry(setContext, json), ...limits];
 
   const errors = purchaseAuthErrorHandler({
     logger,

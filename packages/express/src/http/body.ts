@@ -6,7 +6,7 @@ import { problem } from "../problems.js";
 /**
  * The JSON body of a request, checked with `schema`. Fields the schema does not know are refused by
  * name (the browser may not send a price or a token, not even to have it ignored). An empty body
- * reads as {}. The router's `requireJsonContentType` has already refused anything but
+ * reads as {}. The router's `jsonWriteEntry` has already refused anything but
  * application/json, empty bodies included.
  */
 export function readJsonBody<T extends z.ZodType>(
