@@ -141,7 +141,9 @@ export class Simulator implements SandboxControl {
       }
       const target = match.route;
       if (target.kind === "control")
-        return respond(await this.#serveControl(target.handle, request, query, match.params));
+        return respond(
+          await this.#serveControl(target.handle, request, new URLSearchParams(query), match.params),
+        );
       this.#ctx.stats.requests++;
       if (target.kind === "token") return await this.#pipeline.serveTokenEndpoint(request, path);
       const resource = resourceOf(match.template, match.params);
@@ -439,11 +441,14 @@ function respond(response: ApiResponse): SandboxOutcome {
   return { kind: "respond", ...response };
 }
 
-/** Path and query of a request target; anything that is not origin-form gets a path that matches nothing. */
-function splitTarget(url: string): { path: string; query: URLSearchParams } {
+/**
+ * Path and query (without "?") of a request target; anything that is not origin-form gets a path that
+ * matches nothing. The query is parsed only by the control routes, the only ones that read it.
+ */
+function splitTarget(url: string): { path: string; query: string } {
   const queryStart = url.indexOf("?");
   const path = queryStart < 0 ? url : url.slice(0, queryStart);
-  const query = new URLSearchParams(queryStart < 0 ? "" : url.slice(queryStart + 1));
+  const query = queryStart < 0 ? "" : url.slice(queryStart + 1);
   return { path: path.startsWith("/") ? path : "", query };
 }
 

@@ -6,6 +6,8 @@ import { MAX_VIRTUAL_TIME } from "../control/limits.js";
  */
 export class VirtualClock {
   #offsetMs = 0;
+  #isoOf = Number.NaN;
+  #iso = "";
 
   /** Virtual epoch milliseconds; time stops at MAX_VIRTUAL_TIME (end of year 9999). */
   now(): number {
@@ -14,7 +16,16 @@ export class VirtualClock {
 
   /** Virtual time as an ISO 8601 string (UTC). */
   nowIso(): string {
-    return new Date(this.now()).toISOString();
+    return this.iso(this.now());
+  }
+
+  /** `new Date(ms).toISOString()`, remembered for the last `ms` (one request asks several times). */
+  iso(ms: number): string {
+    if (ms !== this.#isoOf) {
+      this.#iso = new Date(ms).toISOString();
+      this.#isoOf = ms;
+    }
+    return this.#iso;
   }
 
   /** Moves virtual time forward by `ms`; it never moves backwards. Returns the new now. */

@@ -58,15 +58,13 @@ export class AuthorizationProcessor {
     synchronous: boolean,
   ): void {
     const ctx = this.#ctx;
-    const record: AttemptRecord = {
-      authorizationId: auth.authorizationId,
-      merchantId: auth.merchantId,
-      attempt,
-      at: ctx.clock.nowIso(),
-      outcome: reason === undefined ? "succeeded" : "failed",
-      ...(reason === undefined ? {} : { reason }),
-      synchronous,
-    };
+    const { authorizationId, merchantId } = auth;
+    const at = ctx.clock.nowIso();
+    // Two literals rather than a spread: the same keys in the same order, without a copy.
+    const record: AttemptRecord =
+      reason === undefined
+        ? { authorizationId, merchantId, attempt, at, outcome: "succeeded", synchronous }
+        : { authorizationId, merchantId, attempt, at, outcome: "failed", reason, synchronous };
     auth.attempts.push(record);
     auth.nextAttemptAt = undefined;
     ctx.attemptLog.push(record);
@@ -143,7 +141,7 @@ export class AuthorizationProcessor {
     });
 
     if (auth.captureMode === "Auto") {
-      captureOrder(order, undefined, { at: new Date(now).toISOString() });
+      captureOrder(order, undefined, { at: ctx.clock.iso(now) });
       this.emitOrderEvent("order.captured", order, order.totalCents);
     } else {
       ctx.orders.awaitExpiry(order);

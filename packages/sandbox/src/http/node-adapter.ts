@@ -6,36 +6,44 @@ import type { SandboxOutcome } from "./types.js";
 
 type ReadBody = { body: Buffer; tooLarge: boolean } | undefined;
 
+const EMPTY = Buffer.alloc(0);
+const ignore = () => undefined;
+
 /**
- * Reads at most `maxBytes` of the body. Past the limit it stops collecting and answers at once; node
- * discards the rest of the upload after the response, so the connection stays usable.
- * undefined = the client went away.
+ * Reads at most `maxBytes` of the body, then calls `done` once. Past the limit it stops collecting and
+ * answers at once; node discards the rest of the upload after the response, so the connection stays
+ * usable. undefined = the client went away. Callbacks, not a promise: this runs for every request.
  */
-function readBody(request: IncomingMessage, maxBytes: number): Promise<ReadBody> {
+function readBody(request: IncomingMessage, maxBytes: number, done: (read: ReadBody) => void): void {
   const declared = Number(request.headers["content-length"]);
-  if (declared > maxBytes) return Promise.resolve({ body: Buffer.alloc(0), tooLarge: true });
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = (result: ReadBody) => {
-      request.off("data", onData);
-      request.off("end", onEnd);
-      request.off("error", onGone);
-      request.off("close", onGone);
-      resolve(result);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) finish({ body: Buffer.alloc(0), tooLarge: true });
-      else chunks.push(chunk);
-    };
-    const onEnd = () => finish({ body: Buffer.concat(chunks, size), tooLarge: false });
-    const onGone = () => finish(undefined);
-    request.on("data", onData);
-    request.on("end", onEnd);
-    request.on("error", onGone);
-    request.on("close", onGone);
+  if (declared > maxBytes) {
+    done({ body: EMPTY, tooLarge: true });
+    return;
+  }
+  let chunks: Buffer[] | Buffer | undefined;
+  let size = 0;
+  let finished = false;
+  const finish = (result: ReadBody) => {
+    if (finished) return;
+    finished = true;
+    chunks = undefined;
+    done(result);
+  };
+  request.on("data", (chunk: Buffer) => {
+    if (finished) return;
+    size += chunk.length;
+    if (size > maxBytes) finish({ body: EMPTY, tooLarge: true });
+    else if (chunks === undefined) chunks = chunk;
+    else if (Array.isArray(chunks)) chunks.push(chunk);
+    else chunks = [chunks, chunk];
   });
+  request.on("end", () => {
+    const body = chunks === undefined ? EMPTY : Array.isArray(chunks) ? Buffer.concat(chunks, size) : chunks;
+    finish({ body, tooLarge: false });
+  });
+  const gone = () => finish(undefined);
+  request.on("error", gone);
+  request.on("close", gone);
 }
 
 function write(response: ServerResponse, outcome: SandboxOutcome): number | undefined {
@@ -45,36 +53,54 @@ function write(response: ServerResponse, outcome: SandboxOutcome): number | unde
   }
   if (response.destroyed || response.headersSent) return undefined;
   const body = outcome.body ?? "";
-  response.writeHead(outcome.status, { ...outcome.headers, "content-length": Buffer.byteLength(body) });
+  response.writeHead(outcome.status, withContentLength(outcome.headers, Buffer.byteLength(body)));
   response.end(body);
   return outcome.status;
+}
+
+/** The headers as the flat [name, value, …] list `writeHead` takes, content-length last. */
+function withContentLength(headers: Readonly<Record<string, string>> | undefined, length: number): string[] {
+  const list: string[] = [];
+  if (headers !== undefined) for (const name in headers) list.push(name, headers[name]!);
+  list.push("content-length", String(length));
+  return list;
 }
 
 /** The node:http request listener: converts, lets the simulator answer, writes the outcome. */
 export function requestListener(simulator: Simulator) {
   const { maxBodyBytes, logRequests } = simulator.options;
+  const failed = (response: ServerResponse) => (error: unknown) => {
+    console.error("[purchase-auth-sandbox] request failed:", error);
+    response.socket?.destroy();
+  };
   return (request: IncomingMessage, response: ServerResponse): void => {
     const started = logRequests ? performance.now() : 0;
-    request.on("error", () => undefined); // a broken upload must not become an unhandled error
-    response.on("error", () => undefined);
-    void (async () => {
-      const read = await readBody(request, maxBodyBytes);
+    request.on("error", ignore); // a broken upload must not become an unhandled error
+    response.on("error", ignore);
+    readBody(request, maxBodyBytes, (read) => {
       if (read === undefined) return;
-      const outcome = await simulator.handle({
-        method: request.method ?? "GET",
-        url: request.url ?? "/",
-        headers: request.headers,
-        body: read.body,
-        bodyTooLarge: read.tooLarge,
-      });
-      const status = write(response, outcome);
-      if (logRequests) {
-        const ms = (performance.now() - started).toFixed(1);
-        console.log(`${request.method} ${request.url} → ${status ?? "connection dropped"} (${ms} ms)`);
+      let answered: Promise<SandboxOutcome>;
+      try {
+        answered = simulator.handle({
+          method: request.method ?? "GET",
+          url: request.url ?? "/",
+          headers: request.headers,
+          body: read.body,
+          bodyTooLarge: read.tooLarge,
+        });
+      } catch (error) {
+        failed(response)(error);
+        return;
       }
-    })().catch((error: unknown) => {
-      console.error("[purchase-auth-sandbox] request failed:", error);
-      response.socket?.destroy();
+      answered
+        .then((outcome) => {
+          const status = write(response, outcome);
+          if (logRequests) {
+            const ms = (performance.now() - started).toFixed(1);
+            console.log(`${request.method} ${request.url} → ${status ?? "connection dropped"} (${ms} ms)`);
+          }
+        })
+        .catch(failed(response));
     });
   };
 }

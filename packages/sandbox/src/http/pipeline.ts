@@ -36,6 +36,24 @@ const AFTER_COMMIT_KINDS: readonly FaultKind[] = [
   "delay_after_commit",
 ];
 
+/** Faults on arrival at a service route, without and with `in_progress` (idempotent routes). */
+const ARRIVAL_KINDS: readonly FaultKind[] = [
+  "reset_before_processing",
+  "unavailable",
+  "gateway_error",
+  "rate_limited",
+];
+const IDEMPOTENT_ARRIVAL_KINDS: readonly FaultKind[] = [...ARRIVAL_KINDS, "in_progress"];
+const TOKEN_ENDPOINT_KINDS: readonly FaultKind[] = [
+  "reset_before_processing",
+  "unavailable",
+  "token_endpoint_down",
+  "gateway_error",
+  "rate_limited",
+];
+const REVOKE_KINDS: readonly FaultKind[] = ["revoke_access_token"];
+const LATENCY_KINDS: readonly FaultKind[] = ["latency"];
+
 /** Arrival faults take a gateway_error only in its before_commit phase. */
 const beforeCommitOnly = (fault: FaultView) =>
   fault.kind !== "gateway_error" || fault.phase === "before_commit";
@@ -71,12 +89,7 @@ export class ServicePipeline {
 
   async serveTokenEndpoint(request: SandboxRequest, path: string): Promise<SandboxOutcome> {
     const { method } = request;
-    const fault = this.#ctx.faults.take(
-      ["reset_before_processing", "unavailable", "token_endpoint_down", "gateway_error", "rate_limited"],
-      method,
-      path,
-      beforeCommitOnly,
-    );
+    const fault = this.#ctx.faults.take(TOKEN_ENDPOINT_KINDS, method, path, beforeCommitOnly);
     switch (fault?.kind) {
       case undefined:
         break;
@@ -132,8 +145,7 @@ export class ServicePipeline {
 
   /** Faults that answer before anything is looked at: nothing is stored for them. */
   #arrivalFault(route: ServiceRoute, method: string, path: string): SandboxOutcome | undefined {
-    const kinds: FaultKind[] = ["reset_before_processing", "unavailable", "gateway_error", "rate_limited"];
-    if (route.idempotent) kinds.push("in_progress");
+    const kinds = route.idempotent ? IDEMPOTENT_ARRIVAL_KINDS : ARRIVAL_KINDS;
     const fault = this.#ctx.faults.take(kinds, method, path, beforeCommitOnly);
     switch (fault?.kind) {
       case "reset_before_processing":
@@ -155,7 +167,7 @@ export class ServicePipeline {
   #authenticate(request: SandboxRequest, path: string): Step<AccessToken> {
     const ctx = this.#ctx;
     const bearer = bearerToken(headerValue(request, "authorization"));
-    if (bearer !== undefined && ctx.faults.take(["revoke_access_token"], request.method, path)) {
+    if (bearer !== undefined && ctx.faults.take(REVOKE_KINDS, request.method, path)) {
       ctx.accessTokens.revoke(bearer);
     }
     const principal = bearer === undefined ? undefined : ctx.accessTokens.find(bearer, ctx.clock.now());
@@ -221,7 +233,12 @@ export class ServicePipeline {
    * answer is lost (drop_after_commit), replaced by a gateway's (gateway_error after_commit), made
    * unreadable (garbled_success, 2xx only) or late (delay_after_commit).
    */
-  async #afterCommit(response: ApiResponse, method: string, path: string): Promise<SandboxOutcome> {
+  #afterCommit(
+    response: ApiResponse,
+    method: string,
+    path: string,
+  ): SandboxOutcome | Promise<SandboxOutcome> {
+    if (this.#ctx.faults.size === 0) return respond(response);
     const fault = this.#ctx.faults.take(AFTER_COMMIT_KINDS, method, path, (candidate) => {
       if (candidate.kind === "gateway_error") return candidate.phase === "after_commit";
       if (candidate.kind === "garbled_success") return response.status >= 200 && response.status < 300;
@@ -236,13 +253,13 @@ export class ServicePipeline {
       case "garbled_success":
         return respond(garbledResponse(response, fault.body ?? "garbled"));
       default:
-        return (await this.#sleep(fault.latencyMs)) ? respond(response) : DESTROY;
+        return this.#sleep(fault.latencyMs).then((slept) => (slept ? respond(response) : DESTROY));
     }
   }
 
   /** Waits out a latency fault (real time). False when the sandbox closed meanwhile. */
-  async #waitOutLatency(method: string, path: string): Promise<boolean> {
-    const fault = this.#ctx.faults.take(["latency"], method, path);
+  #waitOutLatency(method: string, path: string): boolean | Promise<boolean> {
+    const fault = this.#ctx.faults.take(LATENCY_KINDS, method, path);
     return fault === undefined || this.#sleep(fault.latencyMs);
   }
 

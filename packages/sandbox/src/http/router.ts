@@ -73,6 +73,7 @@ function decodeSegment(segment: string): string | undefined {
  * the same key. Idempotency keys are scoped by it.
  */
 export function resourceOf(template: string, params: RouteParams): string {
+  if (!template.includes("{")) return template;
   return template.replace(/\{(\w+)\}/g, (_, name: string) =>
     encodeURIComponent((params[name] ?? "").toLowerCase()),
   );
