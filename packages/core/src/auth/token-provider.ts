@@ -41,10 +41,19 @@ export class TokenProvider {
 
   /** A token valid now. Waits only when there is none or it has expired. */
   async getToken(): Promise<AccessToken> {
+    return this.usableNow() ?? this.#refresh();
+  }
+
+  /**
+   * The cached token when it is valid now, without waiting (inside the refresh margin it also
+   * starts the one background refresh); undefined when the caller has to wait for `getToken`.
+   */
+  usableNow(): AccessToken | undefined {
     const current = this.#current;
+    if (current === undefined) return undefined;
     const now = this.#options.now();
-    if (current && now < current.refreshAt) return current;
-    if (current && now < current.expiresAt) {
+    if (now < current.refreshAt) return current;
+    if (now < current.expiresAt) {
       this.#refresh().catch((error: unknown) => {
         // The current token still works; the next call after the margin tries again.
         this.#options.logger.warn?.("purchase-auth: background token refresh failed", {
@@ -53,7 +62,7 @@ export class TokenProvider {
       });
       return current;
     }
-    return this.#refresh();
+    return undefined;
   }
 
   /**
@@ -84,7 +93,8 @@ export class TokenProvider {
     try {
       response = await sendOnce(dispatcher, {
         method: "POST",
-        url: tokenUrl,
+        origin: tokenUrl.origin,
+        path: tokenUrl.pathname + tokenUrl.search,
         headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
         body,
         timeoutMs,

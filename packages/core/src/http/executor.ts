@@ -38,6 +38,18 @@ export interface Call extends CallDescription {
   accepts?: (response: HttpResponse) => boolean;
 }
 
+/** The failure a call starts with: no attempt yet, so running out of time is all there is to say. */
+const NO_ATTEMPT_YET: AttemptFailure = Object.freeze({ kind: "deadline" });
+
+/** Where a path is sent: as `new URL(baseUrl + path)` gives it, computed once per path. */
+interface Target {
+  origin: string;
+  path: string;
+}
+
+/** Paths remembered per client (the fixed ones, and the latest ones with an id in them). */
+const MAX_TARGETS = 64;
+
 /** Thrown out of an attempt to end the call with this error. */
 class EndCall {
   constructor(readonly error: PurchaseAuthError) {}
@@ -55,17 +67,35 @@ export class Executor {
   readonly #options: ResolvedOptions;
   readonly #tokens: TokenProvider;
   readonly #dispatcher: Dispatcher;
+  readonly #now: () => number;
+  readonly #targets = new Map<string, Target>();
+  readonly #headerSets: ReadonlyArray<Record<string, string>>;
+  /** The last token sent and its header value, so each call does not build the string again. */
+  #bearerOf: AccessToken | undefined;
+  #bearer = "";
 
   constructor(options: ResolvedOptions, tokens: TokenProvider, dispatcher: Dispatcher) {
     this.#options = options;
     this.#tokens = tokens;
     this.#dispatcher = dispatcher;
+    this.#now = () => options.now();
+    // Indexed by (body ? 1 : 0) + (key ? 2 : 0); every name in the order it is sent.
+    this.#headerSets = [false, true, false, true].map((withBody, index) => {
+      const headers: Record<string, string> = { accept: "application/json" };
+      if (withBody) headers["content-type"] = "application/json";
+      if (index >= 2) headers[options.headers.idempotencyKey] = "";
+      headers.authorization = "";
+      return headers;
+    });
   }
 
   /** Returns the 2xx response, or throws the classified error (always one of ours). */
   async execute(call: Call): Promise<HttpResponse> {
-    const clockOffset = call.now === undefined ? 0 : call.now - this.#options.now();
-    const now = () => this.#options.now() + clockOffset;
+    let now = this.#now;
+    if (call.now !== undefined) {
+      const clockOffset = call.now - this.#options.now();
+      now = () => this.#options.now() + clockOffset;
+    }
     // A key sent before (the caller says so) may have taken effect already: this call can make its
     // outcome definite, never "not sent".
     const state: CallState = {
@@ -74,17 +104,13 @@ export class Executor {
     };
     this.#checkFirstSentAt(call, now());
     const { deadlineMs, timeoutMs, maxRetries, logger } = this.#options;
-    const url = new URL(this.#options.baseUrl + call.path);
+    const target = this.#target(call.path);
     const deadline = performance.now() + deadlineMs;
-    const staticHeaders: Record<string, string> = { accept: "application/json" };
-    if (call.body !== undefined) staticHeaders["content-type"] = "application/json";
-    if (call.idempotencyKey !== undefined)
-      staticHeaders[this.#options.headers.idempotencyKey] = call.idempotencyKey;
 
     let retries = 0;
     let refreshedAfter401 = false;
     let staleSocketRetried = false;
-    let last: AttemptFailure = { kind: "deadline" };
+    let last: AttemptFailure = NO_ATTEMPT_YET;
     /** Throws unless another attempt may start now: not after an abort, the deadline, or the window. */
     const mayStart = (): number => {
       if (call.signal?.aborted) throw new EndCall(abortedOutcome(call, state, now()));
@@ -97,24 +123,24 @@ export class Executor {
     try {
       this.#checkWindow(call, state, now());
       for (;;) {
-        const fetched = await this.#token(call, state, mayStart(), now);
-        const token = "token" in fetched ? fetched.token : undefined;
+        const beforeToken = mayStart();
+        // A cached token is used at once; only a missing or expired one is waited for.
+        const fetched = this.#tokens.usableNow() ?? (await this.#token(call, state, beforeToken, now));
+        const token = fetched instanceof TokenEndpointUnreachableError ? undefined : fetched;
         let response: HttpResponse | undefined;
         if (token === undefined) {
-          last = {
-            kind: "token",
-            error: (fetched as { unreachable: TokenEndpointUnreachableError }).unreachable,
-          };
+          last = { kind: "token", error: fetched as TokenEndpointUnreachableError };
         } else {
           const left = mayStart();
           state.firstSentAt ??= new Date(now());
           try {
             response = await sendOnce(this.#dispatcher, {
               method: call.method,
-              url,
-              headers: { ...staticHeaders, authorization: `Bearer ${token.value}` },
-              ...(call.body === undefined ? {} : { body: call.body }),
-              ...(call.signal === undefined ? {} : { signal: call.signal }),
+              origin: target.origin,
+              path: target.path,
+              headers: this.#headers(call, token),
+              body: call.body,
+              signal: call.signal,
               timeoutMs: Math.max(1, Math.min(timeoutMs, left)),
             });
           } catch (error) {
@@ -212,19 +238,48 @@ export class Executor {
     state: CallState,
     left: number,
     now: () => number,
-  ): Promise<{ token: AccessToken } | { unreachable: TokenEndpointUnreachableError }> {
+  ): Promise<AccessToken | TokenEndpointUnreachableError> {
     try {
-      return { token: await bounded(this.#tokens.getToken(), call.signal, left) };
+      return await bounded(this.#tokens.getToken(), call.signal, left);
     } catch (error) {
       if (call.signal?.aborted) throw new EndCall(abortedOutcome(call, state, now()));
       if (error === DEADLINE) throw new EndCall(gaveUpOutcome(call, state, { kind: "deadline" }, now()));
-      if (error instanceof TokenEndpointUnreachableError) return { unreachable: error };
+      if (error instanceof TokenEndpointUnreachableError) return error;
       if (PurchaseAuthError.isInstance(error)) {
         // The token endpoint refused the credentials: nothing of this attempt was sent.
         throw new EndCall(refusalOutcome(call, state, error, "then the token request was refused", now()));
       }
       throw error;
     }
+  }
+
+  /** Origin and path of `path`, as `new URL(baseUrl + path)` gives them, remembered per path. */
+  #target(path: string): Target {
+    let target = this.#targets.get(path);
+    if (target === undefined) {
+      const url = new URL(this.#options.baseUrl + path);
+      target = { origin: url.origin, path: url.pathname + url.search };
+      if (this.#targets.size >= MAX_TARGETS) this.#targets.clear();
+      this.#targets.set(path, target);
+    }
+    return target;
+  }
+
+  /**
+   * The headers of one attempt: a copy of the call's kind of header set, built once per client,
+   * with the key and the token filled in (an object, as a dispatcher that looks at them expects).
+   */
+  #headers(call: Call, token: AccessToken): Record<string, string> {
+    if (token !== this.#bearerOf) {
+      this.#bearerOf = token;
+      this.#bearer = `Bearer ${token.value}`;
+    }
+    const withBody = call.body !== undefined;
+    const key = call.idempotencyKey;
+    const headers = { ...this.#headerSets[(withBody ? 1 : 0) + (key === undefined ? 0 : 2)]! };
+    if (key !== undefined) headers[this.#options.headers.idempotencyKey] = key;
+    headers.authorization = this.#bearer;
+    return headers;
   }
 
   /** A first-sent time in the future is a mistake, not a reason to send a key forever. */

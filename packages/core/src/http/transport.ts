@@ -3,7 +3,10 @@ import { Agent, type Dispatcher } from "undici";
 /** What one HTTP attempt sends. */
 export interface HttpRequest {
   method: "GET" | "POST" | "DELETE";
-  url: URL;
+  /** `http://host:port`, as `URL.origin` gives it. */
+  origin: string;
+  /** Path and query, as `URL.pathname + URL.search` give them. */
+  path: string;
   headers: Record<string, string>;
   body?: string;
   /** Limit of the whole attempt, from sending to the last byte of the body. */
@@ -28,35 +31,135 @@ export function createDefaultDispatcher(): Dispatcher {
   return new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 60_000, connections: 128 });
 }
 
-/** Sends one attempt. Throws on network failure, timeout or abort; never on an HTTP status. */
-export async function sendOnce(dispatcher: Dispatcher, request: HttpRequest): Promise<HttpResponse> {
-  // One controller and one timer per attempt, both released as soon as it ends: an
-  // AbortSignal.timeout would keep its timer alive for the whole timeout (tens of thousands under
-  // load), and AbortSignal.any costs more than the request's own work.
-  const controller = new AbortController();
-  const timer = setTimeout(
-    () => controller.abort(new DOMException("The attempt timed out", "TimeoutError")),
-    request.timeoutMs,
-  );
-  const caller = request.signal;
-  const forwardAbort = () => controller.abort(caller?.reason);
-  if (caller?.aborted) forwardAbort();
-  else caller?.addEventListener("abort", forwardAbort, { once: true });
-  try {
-    const response = await dispatcher.request({
-      origin: request.url.origin,
-      path: request.url.pathname + request.url.search,
+/**
+ * Sends one attempt. Throws on network failure, timeout or abort; never on an HTTP status.
+ *
+ * It talks to the dispatcher's handler interface, as `dispatcher.request` does inside, but collects
+ * the body into one string instead of a stream, and aborts the attempt itself: no AbortController,
+ * no stream, no listener on a signal of ours. Timeout and abort behave as they did through
+ * `request` with a signal: an abort before the request reached a socket takes effect when it
+ * reaches one (nothing is written then); after that it ends the attempt at once.
+ */
+export function sendOnce(dispatcher: Dispatcher, request: HttpRequest): Promise<HttpResponse> {
+  return new Promise<HttpResponse>((resolve, reject) => {
+    const attempt = new Attempt(resolve, reject, request.signal);
+    attempt.timer = setTimeout(timeOut, request.timeoutMs, attempt);
+    const options: Dispatcher.DispatchOptions = {
+      origin: request.origin,
+      path: request.path,
       method: request.method,
       headers: request.headers,
-      body: request.body,
-      signal: controller.signal,
-    });
-    const body = await response.body.text();
-    return { status: response.statusCode, headers: response.headers, body };
-  } finally {
-    clearTimeout(timer);
-    caller?.removeEventListener("abort", forwardAbort);
+    };
+    if (request.body !== undefined) options.body = request.body;
+    // A dispatcher that throws instead of calling onResponseError still ends the attempt.
+    try {
+      dispatcher.dispatch(options, attempt);
+    } catch (error) {
+      attempt.fail(error);
+    }
+  });
+}
+
+/** Aborts an attempt whose time ran out (a plain function: no closure per attempt). */
+function timeOut(attempt: Attempt): void {
+  attempt.abort(new DOMException("The attempt timed out", "TimeoutError"));
+}
+
+const EMPTY: Buffer[] = [];
+
+/** One attempt's dispatch handler: collects the answer, ends on the first of answer, error, abort. */
+class Attempt implements Dispatcher.DispatchHandler {
+  timer: ReturnType<typeof setTimeout> | undefined;
+  #resolve: (response: HttpResponse) => void;
+  #reject: (error: unknown) => void;
+  #caller: AbortSignal | undefined;
+  #onCallerAbort: (() => void) | undefined;
+  #controller: Dispatcher.DispatchController | undefined;
+  /** Why the attempt is to be aborted, when that was decided before it reached a socket. */
+  #abortReason: unknown;
+  #aborting = false;
+  #done = false;
+  #status = 0;
+  #headers: HttpResponse["headers"] = {};
+  #chunks: Buffer[] = EMPTY;
+  #length = 0;
+
+  constructor(
+    resolve: (response: HttpResponse) => void,
+    reject: (error: unknown) => void,
+    caller: AbortSignal | undefined,
+  ) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#caller = caller;
+    if (caller === undefined) return;
+    if (caller.aborted) {
+      this.abort(caller.reason);
+      return;
+    }
+    this.#onCallerAbort = () => this.abort(caller.reason);
+    caller.addEventListener("abort", this.#onCallerAbort, { once: true });
   }
+
+  /** Ends the attempt with `reason`: at once when it is on a socket, else when it reaches one. */
+  abort(reason: unknown): void {
+    if (this.#done || this.#aborting) return;
+    this.#aborting = true;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason as Error);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#aborting) controller.abort(this.#abortReason as Error);
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: HttpResponse["headers"],
+  ): void {
+    if (statusCode < 200) return; // 1xx: the answer is still to come
+    this.#status = statusCode;
+    this.#headers = headers;
+    this.#chunks = [];
+    this.#length = 0;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#chunks.push(chunk);
+    this.#length += chunk.length;
+  }
+
+  onResponseEnd(): void {
+    if (this.#done) return;
+    this.#finish();
+    this.#resolve({ status: this.#status, headers: this.#headers, body: decode(this.#chunks, this.#length) });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(error);
+  }
+
+  fail(error: unknown): void {
+    if (this.#done) return;
+    this.#finish();
+    this.#reject(error);
+  }
+
+  #finish(): void {
+    this.#done = true;
+    clearTimeout(this.timer);
+    if (this.#onCallerAbort !== undefined) this.#caller!.removeEventListener("abort", this.#onCallerAbort);
+  }
+}
+
+/** The body as text, as undici's `body.text()` reads it: UTF-8, a leading byte order mark dropped. */
+function decode(chunks: Buffer[], length: number): string {
+  if (length === 0) return "";
+  const buffer = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
+  const start = length > 2 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf ? 3 : 0;
+  return buffer.toString("utf8", start, length);
 }
 
 /** A header value as one string (undici gives arrays for repeated headers). */

@@ -1,0 +1,173 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { getEventListeners } from "node:events";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Agent, MockAgent } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type HttpRequest, sendOnce } from "../src/http/transport.js";
+
+// sendOnce talks to the dispatcher's handler interface instead of `dispatcher.request`: these pin
+// that it answers, fails, times out and aborts as `request` with an AbortController did.
+
+type Route = (req: IncomingMessage, res: ServerResponse) => void;
+
+let server: Server;
+let origin = "";
+let route: Route = (_req, res) => res.end("{}");
+/** Requests that reached the server, by path. */
+let arrived: string[] = [];
+const agent = new Agent({ connections: 4 });
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    arrived.push(req.url ?? "");
+    req.resume();
+    req.on("end", () => route(req, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterEach(() => {
+  arrived = [];
+  route = (_req, res) => res.end("{}");
+});
+afterAll(async () => {
+  await agent.close();
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+function attempt(overrides: Partial<HttpRequest> = {}): HttpRequest {
+  return {
+    method: "POST",
+    origin,
+    path: "/purchase/authorizations",
+    headers: { accept: "application/json", "content-type": "application/json" },
+    body: "{}",
+    timeoutMs: 10_000,
+    ...overrides,
+  };
+}
+
+describe("sendOnce", () => {
+  it("reads the body as undici's body.text() does: chunks joined, UTF-8 split across them, a BOM dropped", async () => {
+    const text = '{"name":"Crème brûlée ☕"}';
+    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text, "utf8")]);
+    route = (_req, res) => {
+      res.writeHead(201, { "content-type": "application/json", "x-twice": ["a", "b"] });
+      // One byte at a time: every multi-byte character is split across chunks.
+      let index = 0;
+      const next = () => {
+        if (index === bytes.length) return res.end();
+        res.write(bytes.subarray(index, ++index));
+        setImmediate(next);
+      };
+      next();
+    };
+    const ours = await sendOnce(agent, attempt());
+    const theirs = await agent.request({ origin, path: "/", method: "GET" });
+    expect(ours.status).toBe(201);
+    expect(ours.body).toBe(text);
+    expect(ours.body).toBe(await theirs.body.text());
+    expect(ours.headers["content-type"]).toBe("application/json");
+    expect(ours.headers["x-twice"]).toEqual(["a", "b"]);
+  });
+
+  it("an empty body is the empty string", async () => {
+    route = (_req, res) => {
+      res.writeHead(204);
+      res.end();
+    };
+    expect(await sendOnce(agent, attempt())).toMatchObject({ status: 204, body: "" });
+  });
+
+  it("times out while the body is still coming, with a TimeoutError", async () => {
+    route = (_req, res) => {
+      res.writeHead(200);
+      res.write('{"partial":'); // and never the rest
+    };
+    const error = await sendOnce(agent, attempt({ timeoutMs: 50 })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DOMException);
+    expect((error as DOMException).name).toBe("TimeoutError");
+  });
+
+  it("the caller's abort ends an attempt waiting for its answer, with the caller's reason", async () => {
+    const controller = new AbortController();
+    route = () => controller.abort(new Error("stop")); // the request arrived; no answer ever
+    const error = await sendOnce(agent, attempt({ signal: controller.signal })).catch((e: unknown) => e);
+    expect((error as Error).message).toBe("stop");
+    expect(arrived).toHaveLength(1);
+  });
+
+  it("a caller's signal that is already aborted sends nothing", async () => {
+    const signal = AbortSignal.abort(new Error("before"));
+    const error = await sendOnce(agent, attempt({ signal })).catch((e: unknown) => e);
+    expect((error as Error).message).toBe("before");
+    expect(arrived).toEqual([]);
+  });
+
+  it("removes its listener from the caller's signal when the attempt ends (a long-lived signal does not collect them)", async () => {
+    const controller = new AbortController();
+    for (let i = 0; i < 3; i++) await sendOnce(agent, attempt({ signal: controller.signal }));
+    route = (_req, res) => {
+      res.writeHead(503);
+      res.end();
+    };
+    await sendOnce(agent, attempt({ signal: controller.signal }));
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("an attempt that timed out while queued for a connection is never written", async () => {
+    const single = new Agent({ connections: 1 });
+    let release = (): void => undefined;
+    route = (req, res) => {
+      if (req.url === "/hang") release = () => res.end("{}");
+      else res.end("{}");
+    };
+    try {
+      const first = sendOnce(single, attempt({ path: "/hang" }));
+      // Queued behind the first: its time runs out before the connection is free.
+      const second = sendOnce(single, attempt({ path: "/queued", timeoutMs: 30 })).catch((e: unknown) => e);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      release();
+      await first;
+      const error = await second;
+      expect((error as DOMException).name).toBe("TimeoutError");
+      expect(arrived).toEqual(["/hang"]);
+    } finally {
+      await single.close();
+    }
+  });
+
+  it("fails with the connection's error code when nothing listens", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const error = await sendOnce(agent, attempt({ origin: `http://127.0.0.1:${port}` })).catch(
+      (e: unknown) => e,
+    );
+    expect((error as { code?: string }).code).toBe("ECONNREFUSED");
+  });
+
+  it("works with undici's MockAgent, as applications' tests use it", async () => {
+    const mock = new MockAgent();
+    mock.disableNetConnect();
+    mock
+      .get("https://service.example")
+      .intercept({ path: "/purchase/authorizations", method: "POST" })
+      .reply(200, { ok: true }, { headers: { "content-type": "application/json" } });
+    const response = await sendOnce(mock, attempt({ origin: "https://service.example" }));
+    expect(response).toMatchObject({ status: 200, body: '{"ok":true}' });
+    await mock.close();
+  });
+
+  it("the caller's AsyncLocalStorage context carries on after the attempt", async () => {
+    const storage = new AsyncLocalStorage<string>();
+    const seen = await storage.run("request-42", async () => {
+      await sendOnce(agent, attempt());
+      return storage.getStore();
+    });
+    expect(seen).toBe("request-42");
+  });
+});
