@@ -20,6 +20,8 @@ export interface HttpResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** The body as last checked against a schema, so one answer is parsed and checked once. */
+  checked?: { schema: unknown; result: { success: boolean } };
 }
 
 /**
@@ -134,7 +136,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     if (this.#done) return;
     this.#finish();
-    this.#resolve({ status: this.#status, headers: this.#headers, body: decode(this.#chunks, this.#length) });
+    const body = decode(this.#chunks, this.#length);
+    this.#resolve({ status: this.#status, headers: this.#headers, body, checked: undefined });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {

@@ -42,11 +42,35 @@ export function resolveFirstSentAt(options: WriteOptions | undefined): { firstSe
 export function bodyMatches(schema: z.ZodType): (response: HttpResponse) => boolean {
   return (response) => {
     try {
-      return schema.safeParse(JSON.parse(response.body)).success;
+      return checkedBody(schema, response).success;
     } catch {
       return false;
     }
   };
+}
+
+/**
+ * The body of `response` checked with `schema`, parsed once per answer: `bodyMatches` checks it
+ * while the call runs and `parseSuccessBody` reads the same result (not a second JSON.parse and
+ * check of the same text).
+ */
+function checkedBody<T extends z.ZodType>(
+  schema: T,
+  response: HttpResponse,
+): { success: true; data: z.output<T> } | { success: false } {
+  const memo = response.checked;
+  if (memo !== undefined && memo.schema === schema) {
+    return memo.result as { success: true; data: z.output<T> } | { success: false };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(response.body);
+  } catch {
+    json = undefined;
+  }
+  const result = schema.safeParse(json);
+  response.checked = { schema, result };
+  return result;
 }
 
 /** The caller's key (checked to be a GUID before any network call) or a fresh one. */
@@ -66,13 +90,7 @@ export function parseSuccessBody<T extends z.ZodType>(
   response: HttpResponse,
   context: { operation: string; idempotencyKey?: string },
 ): z.output<T> {
-  let json: unknown;
-  try {
-    json = JSON.parse(response.body);
-  } catch {
-    json = undefined;
-  }
-  const parsed = schema.safeParse(json);
+  const parsed = checkedBody(schema, response);
   if (parsed.success) return parsed.data;
   throw new UnexpectedResponseError(
     `${context.operation}: HTTP ${response.status} with a body this client does not understand`,
