@@ -3,6 +3,7 @@ import { UnexpectedResponseError, ValidationError } from "../errors/errors.js";
 import type { HttpResponse } from "../http/transport.js";
 import { newIdempotencyKey } from "../idempotency/keys.js";
 import { guidSchema } from "../schemas/common.js";
+import { checkWith } from "../validation/issues.js";
 import { parseOrThrow } from "../validation/parse.js";
 
 /** Per-call options of every operation. */
@@ -68,7 +69,7 @@ function checkedBody<T extends z.ZodType>(
   } catch {
     json = undefined;
   }
-  const result = schema.safeParse(json);
+  const result = checkWith(schema, json);
   response.checked = { schema, result };
   return result;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CURRENCY_CODES } from "../money/currencies.js";
-import { fractionDigits, isDecimalString } from "../money/decimal.js";
+import { isDecimalString } from "../money/decimal.js";
 import { ruleCheck } from "../validation/issues.js";
 
 const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -24,15 +24,26 @@ export const currencyCodeSchema = z
  */
 export function decimalStringSchema(options: { maxDecimals: number; min?: number; max?: number }) {
   const { maxDecimals, min, max } = options;
-  return z
+  const decimal = z
     .string()
     .refine(isDecimalString, { ...ruleCheck("decimal", "must be a decimal number"), abort: true })
     .refine(
-      (value) => fractionDigits(value) <= maxDecimals,
+      // The value is a decimal string here (the check above aborts): count after the point.
+      (value) => decimalsOfDecimalString(value) <= maxDecimals,
       ruleCheck("decimals", `must have at most ${maxDecimals} decimals`),
-    )
-    .refine((value) => min === undefined || Number(value) >= min, ruleCheck("min", `must be at least ${min}`))
-    .refine((value) => max === undefined || Number(value) <= max, ruleCheck("max", `must be at most ${max}`));
+    );
+  const withMin =
+    min === undefined
+      ? decimal
+      : decimal.refine((value) => Number(value) >= min, ruleCheck("min", `must be at least ${min}`));
+  return max === undefined
+    ? withMin
+    : withMin.refine((value) => Number(value) <= max, ruleCheck("max", `must be at most ${max}`));
+}
+
+function decimalsOfDecimalString(value: string): number {
+  const point = value.indexOf(".");
+  return point === -1 ? 0 : value.length - point - 1;
 }
 
 /** A whole number carried as a string ("3"), within inclusive bounds. */

@@ -5,6 +5,7 @@ import {
   authorizationRequestSchema,
   type CaptureMode,
 } from "../schemas/authorization-request.js";
+import { FALL_BACK, type FastParser, fastParserOf } from "./compiled-parser.js";
 import { checkWith, type ValidationIssue } from "./issues.js";
 
 /** An item as callers may write it: amounts as numbers or decimal strings. */
@@ -54,7 +55,10 @@ export interface AuthorizationRequestInput {
   attemptSchedule?: AttemptScheduleInput;
 }
 
+const ASCII_LOWER_CASE = /[a-z]/;
+
 function asciiUpperCase(value: string): string {
+  if (!ASCII_LOWER_CASE.test(value)) return value;
   return value.replace(/[a-z]/g, (letter) => String.fromCharCode(letter.charCodeAt(0) - 32));
 }
 
@@ -72,6 +76,8 @@ function decimalOrAsIs(value: unknown): unknown {
 function priceOrAsIs(value: unknown): unknown {
   const text = decimalOrAsIs(value);
   if (typeof text !== "string") return text;
+  // Already two decimals (or not a number at all, which stays as it is for the schema to name).
+  if (text.length >= 4 && text[text.length - 3] === ".") return text;
   const decimals = decimalStringOf(text) === undefined ? Number.NaN : fractionDigits(text);
   if (decimals === 0) return `${text}.00`;
   if (decimals === 1) return `${text}0`;
@@ -84,53 +90,61 @@ function record(value: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
+/** `item` with its amounts in wire form; the same object when they already are. */
+function itemInWireShape(item: unknown): unknown {
+  const fields = record(item);
+  if (!fields) return item;
+  const unitPrice = priceOrAsIs(fields.unitPrice);
+  const quantity = decimalOrAsIs(fields.quantity);
+  const vat = decimalOrAsIs(fields.vat);
+  if (unitPrice === fields.unitPrice && quantity === fields.quantity && vat === fields.vat) return item;
+  return { ...fields, unitPrice, quantity, vat };
+}
+
+/** The schedule's absolute times as strings: Dates formatted, everything else as is. */
+function absoluteInWireShape(absolute: unknown): unknown {
+  if (!Array.isArray(absolute) || !absolute.some((time) => time instanceof Date)) return absolute;
+  return absolute.map((time) =>
+    // An invalid Date stays an invalid value, for the schema to name (toISOString would throw).
+    time instanceof Date ? (Number.isNaN(time.getTime()) ? "Invalid Date" : formatScheduleTime(time)) : time,
+  );
+}
+
 /**
  * Turns friendly input into the wire shape without judging it: numbers become exact decimal
  * strings, currency codes upper case, Dates schedule strings. Wrong types pass through unchanged so
- * the wire schema reports them with the field's path.
+ * the wire schema reports them with the field's path. Objects are copied only where something
+ * changes (input already in wire form comes back as it is: the common case costs no copy).
  */
 export function toWireShape(input: unknown): unknown {
   const request = record(input);
   const order = record(request?.order);
   if (!request || !order) return input;
-  const items = Array.isArray(order.items)
-    ? order.items.map((item) => {
-        const fields = record(item);
-        if (!fields) return item;
-        return {
-          ...fields,
-          unitPrice: priceOrAsIs(fields.unitPrice),
-          quantity: decimalOrAsIs(fields.quantity),
-          vat: decimalOrAsIs(fields.vat),
-        };
-      })
-    : order.items;
+  let items = order.items;
+  if (Array.isArray(items)) {
+    const converted = items.map(itemInWireShape);
+    if (converted.some((item, index) => item !== (items as unknown[])[index])) items = converted;
+  }
   // ASCII letters only: "ıNR".toUpperCase() is "INR", and a dotless ı must not become a currency.
   const currency = typeof order.currency === "string" ? asciiUpperCase(order.currency) : order.currency;
   const schedule = record(request.attemptSchedule);
-  const absolute =
-    schedule && Array.isArray(schedule.absolute)
-      ? schedule.absolute.map((time) =>
-          // An invalid Date stays an invalid value, for the schema to name (toISOString would throw).
-          time instanceof Date
-            ? Number.isNaN(time.getTime())
-              ? "Invalid Date"
-              : formatScheduleTime(time)
-            : time,
-        )
-      : schedule?.absolute;
+  const absolute = absoluteInWireShape(schedule?.absolute);
+  const orderChanged = items !== order.items || currency !== order.currency;
+  const scheduleChanged = schedule !== undefined && absolute !== schedule.absolute;
+  if (!orderChanged && !scheduleChanged) return input;
   return {
     ...request,
-    order: { ...order, items, currency },
-    ...(schedule
-      ? { attemptSchedule: { ...schedule, ...(absolute === undefined ? {} : { absolute }) } }
-      : {}),
+    ...(orderChanged ? { order: { ...order, items, currency } } : {}),
+    ...(scheduleChanged ? { attemptSchedule: { ...schedule, absolute } } : {}),
   };
 }
 
 export type AuthorizationValidationResult =
   | { success: true; request: AuthorizationRequest }
   | { success: false; issues: ValidationIssue[] };
+
+/** The fast path for valid requests, compiled from the schema on first use. */
+let parseValidRequest: FastParser | undefined;
 
 /** Requests this module has checked; they are frozen, so they cannot have changed since. */
 const checkedRequests = new WeakSet<object>();
@@ -146,7 +160,15 @@ export function isCheckedAuthorizationRequest(value: unknown): value is Authoriz
  */
 export function checkAuthorizationRequest(input: unknown): AuthorizationValidationResult {
   if (isCheckedAuthorizationRequest(input)) return { success: true, request: input };
-  const result = checkWith(authorizationRequestSchema, toWireShape(input));
+  const wire = toWireShape(input);
+  parseValidRequest ??= fastParserOf(authorizationRequestSchema, { freeze: true });
+  const fast = parseValidRequest(wire);
+  if (fast !== FALL_BACK) {
+    const request = fast as AuthorizationRequest;
+    checkedRequests.add(request);
+    return { success: true, request };
+  }
+  const result = checkWith(authorizationRequestSchema, wire);
   if (!result.success) return result;
   const request = deepFreeze(result.data);
   checkedRequests.add(request);
