@@ -52,11 +52,13 @@ export class Charges {
   async apply(reference: string, ...news: ChargeNews[]): Promise<ChargeRecord | undefined> {
     // Events parked for an authorization id this news may teach the charge are folded into the
     // same stored change: a crash can never leave the id recorded and its events unapplied.
-    const id = news.map(authorizationIdOfNews).find((value) => value !== undefined);
-    const parked = id === undefined ? [] : await this.#deps.store.unappliedEvents(id);
-    const parkedNews = parked.flatMap((stored) => newsOf(stored.event) ?? []);
-    const { charge, learntAuthorizationId } = await this.#applyNews(reference, [...news, ...parkedNews]);
+    const id = firstAuthorizationIdOf(news);
+    const parked = id === undefined ? NOTHING_PARKED : await this.#deps.store.unappliedEvents(id);
+    let allNews = news;
+    if (parked.length > 0) allNews = [...news, ...parked.flatMap((stored) => newsOf(stored.event) ?? [])];
+    const { charge, learntAuthorizationId } = await this.#applyNews(reference, allNews);
     if (!learntAuthorizationId || !charge) return charge;
+    if (parked.length === 0) return this.#applyWaitingEvents(charge);
     await this.#markParkedApplied(parked, charge);
     // Events that arrived between the read above and the change: applied one by one. (A parked
     // event whose listener just failed waits for the next trigger.)
@@ -64,7 +66,7 @@ export class Charges {
   }
 
   /** The parked events folded into a change: their listeners run, and they are marked applied. */
-  async #markParkedApplied(parked: StoredWebhookEvent[], charge: ChargeRecord): Promise<void> {
+  async #markParkedApplied(parked: readonly StoredWebhookEvent[], charge: ChargeRecord): Promise<void> {
     for (const stored of parked) {
       try {
         await this.#deps.onEvent?.(stored.event, charge);
@@ -248,9 +250,17 @@ function lostAuthorizationAlert(charge: ChargeRecord, news: ChargeNews): Payment
   };
 }
 
-function authorizationIdOfNews(news: ChargeNews): string | undefined {
-  return "authorizationId" in news ? news.authorizationId?.toLowerCase() : undefined;
+/** The first authorization id the news name, lower case. */
+function firstAuthorizationIdOf(news: readonly ChargeNews[]): string | undefined {
+  for (const item of news) {
+    if ("authorizationId" in item && item.authorizationId !== undefined)
+      return item.authorizationId.toLowerCase();
+  }
+  return undefined;
 }
+
+/** What the store answers when no news names an authorization id (no allocation per charge). */
+const NOTHING_PARKED: readonly StoredWebhookEvent[] = Object.freeze([]);
 
 function authorizationIdOf(event: WebhookEvent): string | undefined {
   return "authorizationId" in event.data ? event.data.authorizationId : undefined;

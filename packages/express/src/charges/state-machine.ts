@@ -171,16 +171,12 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
   if (authorizationId !== undefined && next.authorizationId === undefined) {
     next.authorizationId = authorizationId.toLowerCase();
   }
-  const moveTo = (status: ChargeStatus) => {
-    if (canMove(next.status, status)) next.status = status;
-  };
-
   switch (news.kind) {
     case "accepted":
       break;
     case "authorized":
       next.orderId ??= news.orderId;
-      moveTo(news.captured ? "captured" : "authorized");
+      moveTo(next, news.captured ? "captured" : "authorized");
       break;
     case "retrying":
       if (next.status === "pending") next.reason = news.reason;
@@ -193,7 +189,7 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
       break;
     case "order":
       next.orderId ??= news.orderId;
-      moveTo(chargeStatusOfOrder(news.orderStatus));
+      moveTo(next, chargeStatusOfOrder(news.orderStatus));
       break;
     case "operation":
       recordOperation(next, news);
@@ -206,12 +202,20 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
       break;
   }
   // A retry reason means nothing once the authorization succeeded.
-  if (!["pending", "failed", "needs_review"].includes(next.status)) delete next.reason;
+  if (!KEEPS_REASON.includes(next.status)) delete next.reason;
 
   if (sameCharge(charge, next)) return undefined;
   next.version = charge.version + 1;
   next.updatedAt = now.toISOString();
   return next;
+}
+
+/** The statuses whose `reason` still means something (why it failed, or why it is retrying). */
+const KEEPS_REASON: ReadonlyArray<ChargeStatus> = ["pending", "failed", "needs_review"];
+
+/** Moves the charge to `status` if that is forward. (A function, not a closure per news.) */
+function moveTo(next: ChargeRecord, status: ChargeStatus): void {
+  if (canMove(next.status, status)) next.status = status;
 }
 
 /**
