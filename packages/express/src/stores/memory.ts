@@ -80,10 +80,13 @@ export class MemoryChargeStore implements ChargeStore {
       throw new Error(`Charge ${next.reference}: refused to move backwards from ${current.status}`);
     }
     const record = frozenCopy(next);
-    if (record.authorizationId !== undefined) this.#claimAuthorizationId(record);
-    const previousId = current.authorizationId?.toLowerCase();
-    if (previousId !== undefined && previousId !== record.authorizationId?.toLowerCase()) {
-      this.#referenceByAuthorization.delete(previousId);
+    // The same id as before is this charge's already (most changes after the first answer).
+    if (record.authorizationId !== current.authorizationId) {
+      if (record.authorizationId !== undefined) this.#claimAuthorizationId(record);
+      const previousId = current.authorizationId?.toLowerCase();
+      if (previousId !== undefined && previousId !== record.authorizationId?.toLowerCase()) {
+        this.#referenceByAuthorization.delete(previousId);
+      }
     }
     this.#put(record);
     return record;
