@@ -26,6 +26,7 @@ export * from "./schemas/oauth.js";
 export * from "./schemas/orders.js";
 export * from "./schemas/webhook-events.js";
 export * from "./validation/authorization-input.js";
+export { safeParseFast } from "./validation/compiled-parser.js";
 export * from "./validation/issues.js";
 export { type SignedWebhook, type SignWebhookOptions, signWebhook } from "./webhooks/sign.js";
 export { computeSignature as computeWebhookSignature } from "./webhooks/signature.js";

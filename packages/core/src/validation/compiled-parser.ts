@@ -79,6 +79,18 @@ export function fastParserOf(schema: z.ZodType, options: CompileOptions = { free
   return parser;
 }
 
+/**
+ * `schema.safeParse(input)`, with valid input taken by the compiled fast path: the same result
+ * (zod's own for invalid input). For services and tools that parse with core's schemas.
+ */
+export function safeParseFast<T extends z.ZodType>(
+  schema: T,
+  input: unknown,
+): z.ZodSafeParseResult<z.output<T>> {
+  const fast = fastParserOf(schema)(input);
+  return fast === FALL_BACK ? schema.safeParse(input) : { success: true, data: fast as z.output<T> };
+}
+
 function compileNode(schema: z.ZodType, options: CompileOptions): FastParser {
   const zod = internals(schema);
   const { def } = zod;

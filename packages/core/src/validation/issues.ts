@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { FALL_BACK, fastParserOf } from "./compiled-parser.js";
+import { safeParseFast } from "./compiled-parser.js";
 
 /**
  * The rules a request can break. The client and the sandbox report the same rule for the same
@@ -73,9 +73,7 @@ export function checkWith<T extends z.ZodType>(
   schema: T,
   input: unknown,
 ): { success: true; data: z.output<T> } | { success: false; issues: ValidationIssue[] } {
-  const fast = fastParserOf(schema)(input);
-  if (fast !== FALL_BACK) return { success: true, data: fast as z.output<T> };
-  const parsed = schema.safeParse(input);
+  const parsed = safeParseFast(schema, input);
   return parsed.success
     ? { success: true, data: parsed.data }
     : { success: false, issues: toValidationIssues(parsed.error, input) };
