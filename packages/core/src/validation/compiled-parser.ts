@@ -258,37 +258,35 @@ function withChecksOf(checks: CheckLike[] | undefined, parse: FastParser): FastP
   if (!checks || checks.length === 0) return parse;
   const steps = checks.map(compileCheck);
   return (value) => {
-    const parsed = parse(value);
-    if (parsed === FALL_BACK) return FALL_BACK;
-    const payload: Payload = { value: parsed, issues: [] };
-    for (const step of steps) if (!step(payload)) return FALL_BACK;
-    return payload.value;
+    let current = parse(value);
+    for (let index = 0; index < steps.length && current !== FALL_BACK; index++) {
+      current = (steps[index] as FastParser)(current);
+    }
+    return current;
   };
 }
 
-/** One check as a step that answers whether the value still passes (and may rewrite it). */
-function compileCheck(check: CheckLike): (payload: Payload) => boolean {
+/**
+ * One check as a step from the value to the value it passes on (a trim rewrites it), or FALL_BACK.
+ * Refinements and rewrites are called directly, without an object per call; every other check
+ * (length limits, which zod counts in code points, superRefine, checks with a `when`) runs through
+ * zod's own check function on a payload like the one zod passes.
+ */
+function compileCheck(check: CheckLike): FastParser {
   const { def, check: run } = check._zod;
   const { when } = def;
-  // A refinement with no `when`: call its function directly, as zod's custom check does.
   if (def.check === "custom" && def.fn && !when) {
     const fn = def.fn;
-    return (payload) => {
-      const result = fn(payload.value);
-      return !isThenable(result) && Boolean(result);
+    return (value) => {
+      const result = fn(value);
+      return !isThenable(result) && result ? value : FALL_BACK;
     };
   }
-  if (def.check === "overwrite" && def.tx && !when) {
-    const tx = def.tx;
-    return (payload) => {
-      payload.value = tx(payload.value);
-      return true;
-    };
-  }
-  // Anything else (length limits, superRefine, checks with `when`) through zod's own check function.
-  return (payload) => {
-    if (when && !when(payload)) return true;
+  if (def.check === "overwrite" && def.tx && !when) return def.tx;
+  return (value) => {
+    const payload: Payload = { value, issues: [] };
+    if (when && !when(payload)) return value;
     const result = run(payload);
-    return !isThenable(result) && payload.issues.length === 0;
+    return isThenable(result) || payload.issues.length > 0 ? FALL_BACK : payload.value;
   };
 }
