@@ -139,7 +139,9 @@ describe("faults that outlast the retries", () => {
   it("429 on every attempt: refused, nothing charged, a new attempt later is safe", async () => {
     const { error, authorizations } = await createUnder(
       { kind: "rate_limited", retryAfterSeconds: 1, count: null, match: CREATE },
-      { deadlineMs: 1_500, timeoutMs: 1_000 },
+      // Ends when the retries run out, with the deadline far away: a deadline that cut a slow
+      // second attempt under load would make the outcome unknown (and the test flaky).
+      { maxRetries: 1, deadlineMs: 30_000, timeoutMs: 10_000 },
     );
     expect(ServiceUnavailableError.isInstance(error)).toBe(true);
     expect({ outcome: outcomeOf(error), retry: (error as ServiceUnavailableError).retry }).toEqual({
