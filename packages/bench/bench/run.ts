@@ -34,7 +34,7 @@ const THROUGHPUT: ThroughputSettings = {
   initialWarmup: scale(2_000, 50),
 };
 const VALIDATION = {
-  rounds: 3,
+  rounds: 7,
   sizes: [
     { items: 1, iterations: scale(20_000, 500) },
     { items: 500, iterations: scale(200, 5) },
