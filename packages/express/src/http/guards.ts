@@ -60,9 +60,20 @@ export function rateLimitGuard(rateLimit: NonNullable<ResolvedOptions["rateLimit
   });
 }
 
-/** The signed-in customer, from the app's `resolveCustomer`; 401 when there is none. */
-export async function requireCustomer(req: Request, options: ResolvedOptions): Promise<ResolvedCustomer> {
-  const customer = await options.resolveCustomer(req);
+/**
+ * The signed-in customer, from the app's `resolveCustomer`; 401 when there is none. Answers
+ * without a promise when the hook does (no microtask hop per charge).
+ */
+export function requireCustomer(
+  req: Request,
+  options: ResolvedOptions,
+): ResolvedCustomer | Promise<ResolvedCustomer> {
+  const found = options.resolveCustomer(req);
+  if (isThenable(found)) return Promise.resolve(found).then((customer) => signedIn(req, customer));
+  return signedIn(req, found);
+}
+
+function signedIn(req: Request, customer: ResolvedCustomer | null | undefined): ResolvedCustomer {
   if (customer === null || customer === undefined) {
     throw problem("unauthenticated", 401, "Sign-in required", "Please sign in to pay.");
   }
@@ -71,6 +82,11 @@ export async function requireCustomer(req: Request, options: ResolvedOptions): P
   }
   if (req.purchaseAuth) req.purchaseAuth.customer = customer;
   return customer;
+}
+
+/** True for a promise or any other thenable an app's hook may return. */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
 /** Merchant routes are denied unless the app's `authorizeMerchant` allows this request. */
