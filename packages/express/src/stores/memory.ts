@@ -57,7 +57,7 @@ export class MemoryChargeStore implements ChargeStore {
     const record = frozenCopy(charge);
     if (record.authorizationId !== undefined) this.#claimAuthorizationId(record);
     this.#makeRoom();
-    this.#put(record);
+    this.#put(record, undefined);
     return { charge: record, created: true };
   }
 
@@ -88,7 +88,7 @@ export class MemoryChargeStore implements ChargeStore {
         this.#referenceByAuthorization.delete(previousId);
       }
     }
-    this.#put(record);
+    this.#put(record, current);
     return record;
   }
 
@@ -160,13 +160,19 @@ export class MemoryChargeStore implements ChargeStore {
     if (ids?.size === 0) this.#unapplied.delete(authorizationId!);
   }
 
-  /** Stores a record and moves its reference to the end of its eviction order. */
-  #put(record: ChargeRecord): void {
+  /**
+   * Stores a record and moves its reference to the end of its eviction order. A reference is in
+   * the set of its stored record's status only: it leaves that one (none for a new charge).
+   */
+  #put(record: ChargeRecord, previous: ChargeRecord | undefined): void {
     const { reference } = record;
     this.#charges.set(reference, record);
-    this.#settled.delete(reference);
-    this.#open.delete(reference);
-    (isSettled(record.status) ? this.#settled : this.#open).add(reference);
+    if (previous !== undefined) this.#evictionOrderOf(previous).delete(reference);
+    this.#evictionOrderOf(record).add(reference);
+  }
+
+  #evictionOrderOf(charge: ChargeRecord): Set<string> {
+    return isSettled(charge.status) ? this.#settled : this.#open;
   }
 
   /** Forgets charges until one more fits: settled ones first, an open one only when none is left. */
