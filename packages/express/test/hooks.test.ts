@@ -8,6 +8,7 @@ import { charge, createShopData, type ShopData, startShopApp, useShops } from ".
 
 /** A thenable that is not a native promise (some ORMs' queries are). */
 const thenable = <T>(value: T): PromiseLike<T> => ({
+  // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose, as some libraries return
   then: (resolve, reject) => Promise.resolve(value).then(resolve, reject),
 });
 
