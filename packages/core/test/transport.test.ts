@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { getEventListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Agent, MockAgent } from "undici";
+import { Agent, type Dispatcher, MockAgent } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type HttpRequest, sendOnce } from "../src/http/transport.js";
 
@@ -47,6 +47,32 @@ function attempt(overrides: Partial<HttpRequest> = {}): HttpRequest {
     timeoutMs: 10_000,
     ...overrides,
   };
+}
+
+/** The handler methods an undici before 7 calls (7 calls onRequestStart… when they exist). */
+interface LegacyHandler {
+  onConnect(abort: (error: Error) => void): void;
+  onHeaders(status: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean;
+  onData(chunk: Buffer): boolean;
+  onComplete(trailers: null): void;
+  onError(error: Error): void;
+}
+
+/** A dispatcher that drives its handler as undici 6 does: abort errors the request at once. */
+function legacyDispatcher(answer: (handler: LegacyHandler) => void, aborts: unknown[] = []): Dispatcher {
+  return {
+    dispatch(_options: unknown, handler: LegacyHandler) {
+      let ended = false;
+      handler.onConnect((error) => {
+        if (ended) return;
+        ended = true;
+        aborts.push(error);
+        handler.onError(error);
+      });
+      answer(handler);
+      return true;
+    },
+  } as unknown as Dispatcher;
 }
 
 describe("sendOnce", () => {
@@ -160,6 +186,26 @@ describe("sendOnce", () => {
     const response = await sendOnce(mock, attempt({ origin: "https://service.example" }));
     expect(response).toMatchObject({ status: 200, body: '{"ok":true}' });
     await mock.close();
+  });
+
+  it("works with a dispatcher of an older undici (Node's own), which calls onConnect, onHeaders, onData, onComplete", async () => {
+    const older = legacyDispatcher((handler) => {
+      handler.onHeaders(200, [Buffer.from("Content-Type"), Buffer.from("application/json")], () => {}, "OK");
+      handler.onData(Buffer.from('{"ok":'));
+      handler.onData(Buffer.from("true}"));
+      handler.onComplete(null);
+    });
+    const response = await sendOnce(older, attempt({ origin: "https://service.example" }));
+    expect(response).toMatchObject({ status: 200, body: '{"ok":true}' });
+    expect(response.headers["content-type"]).toBe("application/json");
+  });
+
+  it("times out through an older undici's abort function", async () => {
+    const aborts: unknown[] = [];
+    const older = legacyDispatcher(() => undefined, aborts); // never answers
+    const error = await sendOnce(older, attempt({ timeoutMs: 20 })).catch((e: unknown) => e);
+    expect((error as DOMException).name).toBe("TimeoutError");
+    expect(aborts).toEqual([error]);
   });
 
   it("the caller's AsyncLocalStorage context carries on after the attempt", async () => {

@@ -1,4 +1,4 @@
-import { Agent, type Dispatcher } from "undici";
+import { Agent, type Dispatcher, util } from "undici";
 
 /** What one HTTP attempt sends. */
 export interface HttpRequest {
@@ -69,7 +69,11 @@ function timeOut(attempt: Attempt): void {
 
 const EMPTY: Buffer[] = [];
 
-/** One attempt's dispatch handler: collects the answer, ends on the first of answer, error, abort. */
+/**
+ * One attempt's dispatch handler: collects the answer, ends on the first of answer, error, abort.
+ * undici 7 calls the `onRequestStart`… methods; a dispatcher of an older undici (Node 20's and 22's
+ * own, which can be the global one) calls `onConnect`… instead, and gets the same behaviour.
+ */
 class Attempt implements Dispatcher.DispatchHandler {
   timer: ReturnType<typeof setTimeout> | undefined;
   #resolve: (response: HttpResponse) => void;
@@ -77,6 +81,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   #caller: AbortSignal | undefined;
   #onCallerAbort: (() => void) | undefined;
   #controller: Dispatcher.DispatchController | undefined;
+  /** An older undici's abort function, in place of the controller. */
+  #abortRequest: ((error: Error) => void) | undefined;
   /** Why the attempt is to be aborted, when that was decided before it reached a socket. */
   #abortReason: unknown;
   #aborting = false;
@@ -108,7 +114,8 @@ class Attempt implements Dispatcher.DispatchHandler {
     if (this.#done || this.#aborting) return;
     this.#aborting = true;
     this.#abortReason = reason;
-    this.#controller?.abort(reason as Error);
+    if (this.#controller !== undefined) this.#controller.abort(reason as Error);
+    else this.#abortRequest?.(reason as Error);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -141,6 +148,31 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(error);
+  }
+
+  // The same for an undici before 7.
+
+  onConnect(abort: (error: Error) => void): void {
+    this.#abortRequest = abort;
+    if (this.#aborting) abort(this.#abortReason as Error);
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    this.onResponseStart(undefined!, statusCode, util.parseHeaders(rawHeaders));
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    this.onResponseData(undefined!, chunk);
+    return true;
+  }
+
+  onComplete(): void {
+    this.onResponseEnd();
+  }
+
+  onError(error: Error): void {
     this.fail(error);
   }
 
