@@ -15,6 +15,10 @@ export type AttemptPlan =
   | { kind: "absolute"; timesMs: readonly number[] }
   | { kind: "synchronous" };
 
+// Plans without data are shared: they are never changed.
+const ASAP: AttemptPlan = Object.freeze({ kind: "asap" });
+const SYNCHRONOUS: AttemptPlan = Object.freeze({ kind: "synchronous" });
+
 /** The plan for a validated schedule; `needsChallenge` turns preferSynchronous into `asap`. */
 export function planAttempts(schedule: AttemptSchedule | undefined, needsChallenge: boolean): AttemptPlan {
   // An empty relative schedule is an empty schedule: one attempt as soon as possible (spec 2.4).
@@ -24,8 +28,8 @@ export function planAttempts(schedule: AttemptSchedule | undefined, needsChallen
   if (schedule?.absolute !== undefined) {
     return { kind: "absolute", timesMs: schedule.absolute.map((value) => parseTimestamp(value) ?? 0) };
   }
-  if (schedule?.preferSynchronous === true && !needsChallenge) return { kind: "synchronous" };
-  return { kind: "asap" };
+  if (schedule?.preferSynchronous === true && !needsChallenge) return SYNCHRONOUS;
+  return ASAP;
 }
 
 export function maxAttempts(plan: AttemptPlan): number {

@@ -4,6 +4,7 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** The media type of a Content-Type header in lower case, without parameters. */
 export function mediaType(contentType: string | undefined): string | undefined {
+  if (contentType === "application/json") return contentType; // what every client sends
   return contentType?.split(";", 1)[0]?.trim().toLowerCase();
 }
 

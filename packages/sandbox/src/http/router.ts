@@ -20,13 +20,55 @@ interface Entry<R> {
  */
 export class Router<R> {
   readonly #entries: Entry<R>[] = [];
+  /**
+   * For each template without parameters, taken as a path: every entry that matches it, in order, as
+   * the answer `match` gives for it. Built on first use; the same answers as the scan, without it.
+   */
+  #literal: Map<string, ReadonlyArray<{ method: string; match: RouteMatch<R> }>> | undefined;
 
   add(method: string, template: string, route: R): this {
     this.#entries.push({ method: method.toUpperCase(), template, segments: template.split("/"), route });
+    this.#literal = undefined;
     return this;
   }
 
   match(method: string, pathname: string): RouteMatch<R> {
+    this.#literal ??= this.#literalPaths();
+    const known = this.#literal.get(pathname);
+    if (known !== undefined) {
+      let allow: string[] | undefined;
+      for (const found of known) {
+        if (found.method === method) return found.match;
+        (allow ??= []).push(found.method);
+      }
+      return allow !== undefined ? { kind: "method_not_allowed", allow } : { kind: "not_found" };
+    }
+    return this.#scan(method, pathname);
+  }
+
+  #literalPaths(): Map<string, ReadonlyArray<{ method: string; match: RouteMatch<R> }>> {
+    const paths = new Map<string, Array<{ method: string; match: RouteMatch<R> }>>();
+    for (const { template } of this.#entries) {
+      if (template.includes("{") || paths.has(template)) continue;
+      const segments = template.split("/");
+      const matches: Array<{ method: string; match: RouteMatch<R> }> = [];
+      for (const entry of this.#entries) {
+        const params = matchSegments(entry.segments, segments);
+        if (params === undefined) continue;
+        const match = {
+          kind: "found",
+          route: entry.route,
+          params: Object.freeze(params),
+          template: entry.template,
+        };
+        matches.push({ method: entry.method, match: Object.freeze(match) as RouteMatch<R> });
+      }
+      paths.set(template, matches);
+    }
+    return paths;
+  }
+
+  #scan(method: string, pathname: string): RouteMatch<R> {
     const segments = pathname.split("/");
     const allow: string[] = [];
     for (const entry of this.#entries) {

@@ -8,6 +8,10 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 3600_000;
 
 type Entry = { state: "in_progress" } | { state: "stored"; storedAt: number; response: ApiResponse };
 
+const TAKEN: IdempotencyLookup = Object.freeze({ kind: "taken" });
+const IN_PROGRESS: IdempotencyLookup = Object.freeze({ kind: "in_progress" });
+const EXPIRED: IdempotencyLookup = Object.freeze({ kind: "expired" });
+
 export type IdempotencyLookup =
   /** First use: the key is now taken; finish with `complete` or `release`. */
   | { kind: "taken" }
@@ -42,10 +46,10 @@ export class IdempotencyStore {
     if (entry === undefined) {
       this.#entries.set(scope, { state: "in_progress" });
       if (this.#entries.size > this.#maxKeys) this.#dropOldest();
-      return { kind: "taken" };
+      return TAKEN;
     }
-    if (entry.state === "in_progress") return { kind: "in_progress" };
-    if (now - entry.storedAt > IDEMPOTENCY_REPLAY_MS) return { kind: "expired" };
+    if (entry.state === "in_progress") return IN_PROGRESS;
+    if (now - entry.storedAt > IDEMPOTENCY_REPLAY_MS) return EXPIRED;
     return { kind: "replay", response: entry.response };
   }
 
@@ -71,13 +75,19 @@ export class IdempotencyStore {
   }
 
   #dropForgotten(now: number): void {
-    this.#entries.walkFromOldest((entry, scope) => {
-      if (entry.state === "in_progress") return true;
-      if (now - entry.storedAt < IDEMPOTENCY_RETENTION_MS) return false;
-      this.#entries.delete(scope);
-      return true;
-    });
+    this.#walkNow = now;
+    this.#entries.walkFromOldest(this.#forgetIfOld);
   }
+
+  /** The `now` of the walk in progress. */
+  #walkNow = 0;
+  /** One callback for every walk (no closure per request): in-progress keys are passed over. */
+  readonly #forgetIfOld = (entry: Entry, scope: string): boolean => {
+    if (entry.state === "in_progress") return true;
+    if (this.#walkNow - entry.storedAt < IDEMPOTENCY_RETENTION_MS) return false;
+    this.#entries.delete(scope);
+    return true;
+  };
 
   #dropOldest(): void {
     this.#entries.evictBeyond(this.#entries.size - 1);

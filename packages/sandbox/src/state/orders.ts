@@ -144,13 +144,20 @@ function record(
   amountCents: bigint,
   details: WriteDetails,
 ): void {
-  order.operations.push({
-    type,
-    amount: formatCents(amountCents),
-    at: details.at,
-    ...(details.actionReference === undefined ? {} : { actionReference: details.actionReference }),
-    ...(details.description === undefined ? {} : { description: details.description }),
-  });
+  const amount = formatCents(amountCents);
+  const { at, actionReference, description } = details;
+  // The same keys in the same order as a literal with optional spreads, without the copies.
+  const operation: OrderOperation =
+    actionReference === undefined && description === undefined
+      ? { type, amount, at }
+      : {
+          type,
+          amount,
+          at,
+          ...(actionReference === undefined ? {} : { actionReference }),
+          ...(description === undefined ? {} : { description }),
+        };
+  order.operations.push(operation);
   if (order.operations.length > MAX_OPERATIONS) order.operations.shift();
 }
 
