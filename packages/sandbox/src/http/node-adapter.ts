@@ -58,10 +58,12 @@ function write(response: ServerResponse, outcome: SandboxOutcome): number | unde
   return outcome.status;
 }
 
-/** The headers as the flat [name, value, …] list `writeHead` takes, content-length last. */
+/** The headers as the flat [name, value, …] list `writeHead` takes, content-length last (and only there). */
 function withContentLength(headers: Readonly<Record<string, string>> | undefined, length: number): string[] {
   const list: string[] = [];
-  if (headers !== undefined) for (const name in headers) list.push(name, headers[name]!);
+  if (headers !== undefined) {
+    for (const name in headers) if (name !== "content-length") list.push(name, headers[name]!);
+  }
   list.push("content-length", String(length));
   return list;
 }
