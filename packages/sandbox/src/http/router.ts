@@ -36,12 +36,9 @@ export class Router<R> {
     this.#literal ??= this.#literalPaths();
     const known = this.#literal.get(pathname);
     if (known !== undefined) {
-      let allow: string[] | undefined;
-      for (const found of known) {
-        if (found.method === method) return found.match;
-        (allow ??= []).push(found.method);
-      }
-      return allow !== undefined ? { kind: "method_not_allowed", allow } : { kind: "not_found" };
+      for (const found of known) if (found.method === method) return found.match;
+      const allow = known.map((found) => found.method);
+      return allow.length > 0 ? { kind: "method_not_allowed", allow } : { kind: "not_found" };
     }
     return this.#scan(method, pathname);
   }
