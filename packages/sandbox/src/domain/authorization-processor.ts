@@ -65,7 +65,9 @@ export class AuthorizationProcessor {
       reason === undefined
         ? { authorizationId, merchantId, attempt, at, outcome: "succeeded", synchronous }
         : { authorizationId, merchantId, attempt, at, outcome: "failed", reason, synchronous };
-    auth.attempts.push(record);
+    // The first attempt makes an array of one: a push onto [] reserves 17 slots, kept as long as the record.
+    if (auth.attempts.length === 0) auth.attempts = [record];
+    else auth.attempts.push(record);
     auth.nextAttemptAt = undefined;
     ctx.attemptLog.push(record);
     ctx.stats.attempts++;

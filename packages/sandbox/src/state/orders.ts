@@ -157,7 +157,9 @@ function record(
           ...(actionReference === undefined ? {} : { actionReference }),
           ...(description === undefined ? {} : { description }),
         };
-  order.operations.push(operation);
+  // The first write makes an array of one: a push onto [] reserves 17 slots, kept as long as the order.
+  if (order.operations.length === 0) order.operations = [operation];
+  else order.operations.push(operation);
   if (order.operations.length > MAX_OPERATIONS) order.operations.shift();
 }
 
