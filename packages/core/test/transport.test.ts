@@ -200,6 +200,40 @@ describe("sendOnce", () => {
     expect(response.headers["content-type"]).toBe("application/json");
   });
 
+  it("an answer that ends after only an informational (1xx) head fails, and keeps nothing for the next attempt", async () => {
+    const informationalOnly = (body: string) =>
+      legacyDispatcher((handler) => {
+        handler.onHeaders(103, [], () => {}, "Early Hints");
+        handler.onData(Buffer.from(body));
+        handler.onComplete(null);
+      });
+    const first = await sendOnce(informationalOnly("SECRET-OF-CALL-ONE"), attempt()).catch((e: unknown) => e);
+    expect((first as Error).message).toMatch(/without a final status/);
+    const second = await sendOnce(informationalOnly(""), attempt()).catch((e: unknown) => e);
+    expect((second as Error).message).toMatch(/without a final status/);
+    const answered = legacyDispatcher((handler) => {
+      handler.onHeaders(200, [], () => {}, "OK");
+      handler.onComplete(null);
+    });
+    expect(await sendOnce(answered, attempt())).toMatchObject({ status: 200, body: "" });
+  });
+
+  it("a body that cannot be turned into text ends the attempt with that error instead of leaving it waiting", async () => {
+    // What a body larger than the longest string does (RangeError: Invalid string length).
+    class UndecodableChunk extends Uint8Array {
+      override toString(): string {
+        throw new RangeError("Invalid string length");
+      }
+    }
+    const undecodable = legacyDispatcher((handler) => {
+      handler.onHeaders(202, [], () => {}, "Accepted");
+      handler.onData(new UndecodableChunk([123, 125]) as unknown as Buffer);
+      handler.onComplete(null);
+    });
+    const error = await sendOnce(undecodable, attempt()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RangeError);
+  });
+
   it("times out through an older undici's abort function", async () => {
     const aborts: unknown[] = [];
     const older = legacyDispatcher(() => undefined, aborts); // never answers

@@ -67,8 +67,6 @@ function timeOut(attempt: Attempt): void {
   attempt.abort(new DOMException("The attempt timed out", "TimeoutError"));
 }
 
-const EMPTY: Buffer[] = [];
-
 /**
  * One attempt's dispatch handler: collects the answer, ends on the first of answer, error, abort.
  * undici 7 calls the `onRequestStart`… methods; a dispatcher of an older undici (Node 20's and 22's
@@ -89,7 +87,8 @@ class Attempt implements Dispatcher.DispatchHandler {
   #done = false;
   #status = 0;
   #headers: HttpResponse["headers"] = {};
-  #chunks: Buffer[] = EMPTY;
+  /** The final answer's body so far; undefined until its head (a 1xx head carries none). */
+  #chunks: Buffer[] | undefined;
   #length = 0;
 
   constructor(
@@ -136,14 +135,29 @@ class Attempt implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.#chunks === undefined) return; // no final head yet: nothing to collect
     this.#chunks.push(chunk);
     this.#length += chunk.length;
   }
 
   onResponseEnd(): void {
     if (this.#done) return;
+    // An answer that ended without a final status (only a 1xx head) is a broken answer to a
+    // request that was sent: an error, so the outcome stays unknown, never "HTTP 0".
+    if (this.#chunks === undefined) {
+      this.fail(new Error("the answer ended without a final status line"));
+      return;
+    }
+    // Decoded before the attempt is marked done: a body that cannot be turned into text (larger
+    // than a string can be) must end the attempt as an error, not leave it waiting forever.
+    let body: string;
+    try {
+      body = decode(this.#chunks, this.#length);
+    } catch (error) {
+      this.fail(error);
+      return;
+    }
     this.#finish();
-    const body = decode(this.#chunks, this.#length);
     this.#resolve({ status: this.#status, headers: this.#headers, body, checked: undefined });
   }
 
