@@ -33,6 +33,7 @@ interface Internals {
     coerce?: boolean;
     transform?: (value: unknown, payload: Payload) => unknown;
   };
+  traits: ReadonlySet<string>;
   optin?: "optional" | "defaulted";
   optout?: "optional";
   values?: ReadonlySet<unknown>;
@@ -91,8 +92,45 @@ export function safeParseFast<T extends z.ZodType>(
   return fast === FALL_BACK ? schema.safeParse(input) : { success: true, data: fast as z.output<T> };
 }
 
+/**
+ * The zod classes this compiler reproduces, by their trait names. A schema with any other trait (a
+ * string format such as z.email(), which is its own check; exactOptional; anything newer) is left
+ * to zod as a whole: the compiler fails closed.
+ */
+const KNOWN_TRAITS = new Set([
+  ...[
+    "Type",
+    "String",
+    "Boolean",
+    "Enum",
+    "Literal",
+    "Optional",
+    "Nullable",
+    "Pipe",
+    "Transform",
+    "Array",
+    "Object",
+  ].flatMap((name) => [`Zod${name}`, `$Zod${name}`]),
+  "_ZodString",
+  "$ZodObjectJIT",
+]);
+
+/** Schemas being compiled right now: one met again is recursive, and zod parses it. */
+const compiling = new Set<z.ZodType>();
+
 function compileNode(schema: z.ZodType, options: CompileOptions): FastParser {
   const zod = internals(schema);
+  if (compiling.has(schema) || [...zod.traits].some((trait) => !KNOWN_TRAITS.has(trait)))
+    return delegate(schema);
+  compiling.add(schema);
+  try {
+    return compileKnownNode(schema, zod, options);
+  } finally {
+    compiling.delete(schema);
+  }
+}
+
+function compileKnownNode(schema: z.ZodType, zod: Internals, options: CompileOptions): FastParser {
   const { def } = zod;
   const withChecks = (parse: FastParser) => withChecksOf(def.checks, parse);
   switch (def.type) {
@@ -151,7 +189,14 @@ function compileTransform(schema: z.ZodType): FastParser {
   const { transform } = internals(schema).def;
   if (!transform) return delegate(schema);
   return (value) => {
-    const payload: Payload = { value, issues: [] };
+    // The context zod gives a transform: any issue it adds sends the value to zod.
+    const payload: Payload & { addIssue(issue: unknown): void } = {
+      value,
+      issues: [],
+      addIssue(issue) {
+        this.issues.push(issue);
+      },
+    };
     const output = transform(value, payload);
     return payload.issues.length > 0 || isThenable(output) ? FALL_BACK : output;
   };
@@ -184,6 +229,8 @@ function compileObject(schema: z.ZodType, options: CompileOptions): FastParser {
   const { shape, catchall } = internals(schema).def;
   // Only the default "strip" object: unknown keys are dropped, none is an error.
   if (!shape || catchall !== undefined) return delegate(schema);
+  // Writing "__proto__" would set the output's prototype, where zod skips the key.
+  if (Object.hasOwn(shape, "__proto__")) return delegate(schema);
   const fields: CompiledField[] = [];
   for (const [key, field] of Object.entries(shape)) {
     const { optin, optout } = internals(field);
