@@ -1,4 +1,10 @@
-import { cancelRequestSchema, captureRequestSchema, refundRequestSchema, toCents } from "@purchase-auth/core";
+import {
+  cancelRequestSchema,
+  captureRequestSchema,
+  refundRequestSchema,
+  safeParseFast,
+  toCents,
+} from "@purchase-auth/core";
 import type { SandboxContext } from "../context.js";
 import type { AuthorizationProcessor } from "../domain/authorization-processor.js";
 import { errorResponse, reasonResponse, successResponse } from "../http/envelopes.js";
@@ -30,7 +36,7 @@ export function getOrderRoute(ctx: SandboxContext): ServiceRoute {
 
 export function captureOrderRoute(ctx: SandboxContext, processor: AuthorizationProcessor): ServiceRoute {
   return orderWrite(ctx, (order, body) => {
-    const parsed = captureRequestSchema.safeParse(body);
+    const parsed = safeParseFast(captureRequestSchema, body);
     if (!parsed.success) return validationFailure(parsed.error, body);
     const { amount, actionReference, description } = parsed.data;
     const result = captureOrder(order, amount === undefined ? undefined : toCents(amount), {
@@ -45,7 +51,7 @@ export function captureOrderRoute(ctx: SandboxContext, processor: AuthorizationP
 
 export function cancelOrderRoute(ctx: SandboxContext, processor: AuthorizationProcessor): ServiceRoute {
   return orderWrite(ctx, (order, body) => {
-    const parsed = cancelRequestSchema.safeParse(body);
+    const parsed = safeParseFast(cancelRequestSchema, body);
     if (!parsed.success) return validationFailure(parsed.error, body);
     const result = cancelOrder(order, {
       at: ctx.clock.nowIso(),
@@ -61,7 +67,7 @@ export function cancelOrderRoute(ctx: SandboxContext, processor: AuthorizationPr
 
 export function refundOrderRoute(ctx: SandboxContext, processor: AuthorizationProcessor): ServiceRoute {
   return orderWrite(ctx, (order, body) => {
-    const parsed = refundRequestSchema.safeParse(body);
+    const parsed = safeParseFast(refundRequestSchema, body);
     if (!parsed.success) return validationFailure(parsed.error, body);
     const { amount, actionReference, description } = parsed.data;
     const result = refundOrder(order, toCents(amount), {
