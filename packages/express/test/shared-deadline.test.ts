@@ -79,4 +79,17 @@ describe("SharedDeadline", () => {
     }
     expect(warnings).toEqual([]);
   });
+
+  it("judges whether a call may join by the monotonic clock: a wall clock set back gives no call less than its timeout", () => {
+    vi.useFakeTimers();
+    const deadline = new SharedDeadline(10_000);
+    const slow = deadline.acquire();
+    vi.advanceTimersByTime(9_900);
+    vi.setSystemTime(Date.now() - 60_000); // an NTP correction, a VM resumed
+    const fresh = deadline.acquire();
+    vi.advanceTimersByTime(100);
+    expect(aborted(fresh.signal)).toBe(false);
+    deadline.release(slow);
+    deadline.release(fresh);
+  });
 });

@@ -37,7 +37,9 @@ export class SharedDeadline {
 
   /** A signal for one call; give it back with `release` once the call has settled. */
   acquire(): DeadlineSlot {
-    const now = Date.now();
+    // The event loop's monotonic clock, as the timer's: a wall clock set back must not let a new
+    // call join a signal that is about to expire.
+    const now = performance.now();
     const current = this.#current;
     if (current !== undefined && current.users < MAX_USERS && now - current.startedAt < this.#joinWithinMs) {
       current.users++;
