@@ -187,6 +187,62 @@ describe("unknown outcomes are resolved, or handed to a person, never charged tw
   });
 });
 
+describe("events a crash left stored but unapplied", () => {
+  it("an authorized charge whose order.captured was stored and acknowledged, but not applied, is captured by the reconciler", async () => {
+    const store = new MemoryChargeStore();
+    const options = {
+      store,
+      receiveWebhooks: false,
+      reconcileIntervalMs: 0,
+      allowedTimings: ["asap" as const],
+    };
+    const { data, app } = await shop(options);
+    const customer = data.customer();
+    const cartId = data.cart(customer, [{ sku: "beans-1kg", quantity: 1 }]);
+    expect((await charge(app, customer, { cartId, timing: "asap" })).status).toBe(201);
+    await shops.sandbox().settle();
+    const reference = data.referenceOf(cartId);
+    const accepted = (await store.findByReference(reference))!;
+    const eventsOf = (type: string) =>
+      shops
+        .sandbox()
+        .events()
+        .filter(
+          (emitted) =>
+            emitted.merchantId === data.merchant.merchantId &&
+            emitted.event.type === type &&
+            (emitted.event.data as { authorizationId?: string }).authorizationId === accepted.authorizationId,
+        )
+        .map((emitted) => emitted.event);
+    const [succeeded] = eventsOf("authorization.succeeded");
+    const [captured] = eventsOf("order.captured");
+    // What a SIGKILL can leave: both events stored (and acknowledged, so never sent again), the
+    // charge moved to authorized by the first, and the process gone before it applied the second.
+    for (const event of [succeeded!, captured!]) {
+      await store.recordEvent({
+        id: event.id,
+        authorizationId: accepted.authorizationId!,
+        event,
+        receivedAt: new Date().toISOString(),
+      });
+    }
+    await store.compareAndSet(accepted.version, {
+      ...accepted,
+      status: "authorized",
+      orderId: (succeeded!.data as { orderId: string }).orderId,
+      version: accepted.version + 1,
+    });
+    await store.markEventApplied(succeeded!.id);
+    await app.close();
+
+    const restarted = await startShopApp(data, options);
+    await restarted.router.reconcile();
+    await restarted.close();
+    expect(await store.findByReference(reference)).toMatchObject({ status: "captured" });
+    expect(await store.unappliedEvents(accepted.authorizationId!)).toEqual([]);
+  });
+});
+
 describe("merchant writes are recorded before they are sent", () => {
   async function manualCharge() {
     const { data, app } = await shop({

@@ -111,6 +111,13 @@ export class Reconciler {
         }
       }
     }
+    // Charges past pending whose events a crash left stored but unapplied (see the store method).
+    for (const charge of (await store.listWithUnappliedEvents?.(BATCH)) ?? []) {
+      if (charge.status === "pending" || this.#authorizer.isSending(charge)) continue;
+      report.examined++;
+      const after = await this.#charges.retryWaitingEvents(charge);
+      if (after.version !== charge.version) report.eventsApplied++;
+    }
     if (report.needsReview + report.resolved + report.stillUnknown + report.eventsApplied > 0) {
       logger.info?.("purchase-auth: reconcile pass", { ...report });
     }

@@ -131,6 +131,17 @@ export class MemoryChargeStore implements ChargeStore {
     return pending;
   }
 
+  async listWithUnappliedEvents(limit: number): Promise<ChargeRecord[]> {
+    const charges: ChargeRecord[] = [];
+    for (const authorizationId of this.#unapplied.keys()) {
+      if (charges.length >= limit) break;
+      const reference = this.#referenceByAuthorization.get(authorizationId);
+      const charge = reference === undefined ? undefined : this.#charges.get(reference);
+      if (charge) charges.push(charge);
+    }
+    return charges;
+  }
+
   /**
    * Forgets the oldest applied events beyond `maxEvents`. An unapplied event is news not yet
    * applied to its charge: forgotten only when every event held is unapplied, with a warning.

@@ -110,6 +110,18 @@ export class PostgresChargeStore implements ChargeStore {
     return rows.map(toCharge);
   }
 
+  async listWithUnappliedEvents(limit: number): Promise<ChargeRecord[]> {
+    // The unapplied events come from the partial index purchase_auth_webhook_events_unapplied.
+    const rows = await this.#query(
+      `SELECT * FROM purchase_auth_charges WHERE authorization_id IN (
+         SELECT authorization_id FROM purchase_auth_webhook_events
+         WHERE applied_at IS NULL AND authorization_id IS NOT NULL)
+       ORDER BY updated_at LIMIT $1`,
+      [limit],
+    );
+    return rows.map(toCharge);
+  }
+
   async recordEvent(event: StoredWebhookEvent): Promise<{ alreadyApplied: boolean }> {
     const inserted = await this.#query(
       `INSERT INTO purchase_auth_webhook_events (event_id, authorization_id, event, received_at)

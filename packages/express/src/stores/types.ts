@@ -146,4 +146,12 @@ export interface ChargeStore {
    * in the background (the router warns once).
    */
   listPending?(limit: number): Promise<ChargeRecord[]>;
+
+  /**
+   * Charges that know their authorization id while events about it are stored unapplied, least
+   * recently written first, for the reconciler: a crash between recording the id and applying the
+   * events that arrived first leaves exactly that (an authorized charge whose `order.captured` was
+   * acknowledged, so the service never sends it again). Optional, like `listPending`.
+   */
+  listWithUnappliedEvents?(limit: number): Promise<ChargeRecord[]>;
 }

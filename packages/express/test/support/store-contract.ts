@@ -257,6 +257,24 @@ export function chargeStoreContract(name: string, setup: StoreContractSetup): vo
       expect(await store.unappliedEvents(randomUUID())).toEqual([]);
     });
 
+    it("lists the charges that know an authorization id whose events are still unapplied (for the reconciler)", async () => {
+      const store = await setup.makeStore();
+      const authorizationId = randomUUID();
+      const waiting = newCharge({ status: "authorized", authorizationId });
+      const settled = newCharge({ status: "authorized", authorizationId: randomUUID() });
+      await store.create(waiting);
+      await store.create(settled);
+      const event = storedEvent(authorizationId);
+      await store.recordEvent(event);
+      await store.recordEvent(storedEvent(randomUUID())); // about an id no charge knows
+      const listed = async () =>
+        (await store.listWithUnappliedEvents!(100_000)).map((charge) => charge.reference);
+      expect(await listed()).toContain(waiting.reference);
+      expect(await listed()).not.toContain(settled.reference);
+      await store.markEventApplied(event.id);
+      expect(await listed()).not.toContain(waiting.reference);
+    });
+
     it("of concurrent deliveries of one event, all are stored as one", async () => {
       const store = await setup.makeStore();
       const twin = setup.makeTwin ? await setup.makeTwin() : store;
