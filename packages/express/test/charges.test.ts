@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { Charges } from "../src/charges/charges.js";
 import { ChargeNotifier } from "../src/charges/notifier.js";
 import { advance, CHARGE_STATUSES, canMove, startNextAttempt } from "../src/charges/state-machine.js";
-import { type ChargeRecord, MemoryChargeStore } from "../src/index.js";
+import { type ChargeRecord, type ChargeStore, MemoryChargeStore } from "../src/index.js";
 
 // The state machine and the bookkeeping on top of it, without HTTP: the rules every route relies on.
 
@@ -290,6 +290,65 @@ describe("Charges", () => {
     expect(await charges.receiveWebhook(succeeded)).toBe("applied");
     expect(await store.unappliedEvents(authorizationId)).toEqual([]);
     expect(await store.findByReference(charge.reference)).toMatchObject({ status: "captured" });
+  });
+
+  it("authorization.succeeded matched by reference applies the events parked for its id in the same change: a crash right after loses none", async () => {
+    const store = new MemoryChargeStore();
+    // The process dies at the first read of waiting events after a change is stored.
+    let changed = false;
+    const dying: ChargeStore = {
+      create: (charge) => store.create(charge),
+      findByReference: (reference) => store.findByReference(reference),
+      findByAuthorizationId: (id) => store.findByAuthorizationId(id),
+      recordEvent: (event) => store.recordEvent(event),
+      markEventApplied: (id) => store.markEventApplied(id),
+      compareAndSet: async (version: number, next: ChargeRecord) => {
+        const saved = await store.compareAndSet(version, next);
+        changed = true;
+        return saved;
+      },
+      unappliedEvents: async (authorizationId: string) => {
+        if (changed) throw new Error("killed");
+        return store.unappliedEvents(authorizationId);
+      },
+    };
+    const charges = new Charges({
+      store: dying,
+      notifier: new ChargeNotifier(),
+      logger: {},
+      onEvent: undefined,
+      alert: async () => {},
+    });
+    const charge = pendingCharge(); // its create call's answer was lost: no authorization id yet
+    await store.create(charge);
+    const authorizationId = randomUUID();
+    const orderId = randomUUID();
+    const sign = (type: string, data: object) => {
+      const signed = signWebhook({ type, data } as never, "secret");
+      return verifyWebhook(signed.body, signed.headers, "secret");
+    };
+    const captured = sign("order.captured", {
+      orderId,
+      authorizationId,
+      amount: "49.80",
+      currency: "EUR",
+      status: "Activated",
+    });
+    expect(await charges.receiveWebhook(captured)).toBe("parked"); // acknowledged: never sent again
+    const succeeded = sign("authorization.succeeded", {
+      authorizationId,
+      orderId,
+      customerToken: randomUUID(),
+      reference: charge.reference,
+      captureMode: "Auto",
+      amount: "49.80",
+      currency: "EUR",
+    });
+    await expect(charges.receiveWebhook(succeeded)).rejects.toThrow("killed");
+    expect(await store.findByReference(charge.reference)).toMatchObject({
+      status: "captured",
+      authorizationId,
+    });
   });
 
   it("the memory store forgets applied events first; an unapplied one survives the bound", async () => {

@@ -50,15 +50,32 @@ export class Charges {
    * waiting for it) are applied too: a webhook can outrun the answer to the create call.
    */
   async apply(reference: string, ...news: ChargeNews[]): Promise<ChargeRecord | undefined> {
+    return this.#applyWithParked(reference, news, undefined);
+  }
+
+  /**
+   * `apply`, and for news from the stored event `ownEvent`: its listener runs and it is marked
+   * applied once the change is stored, before the parked events it folded in (causal order).
+   */
+  async #applyWithParked(
+    reference: string,
+    news: ChargeNews[],
+    ownEvent: WebhookEvent | undefined,
+  ): Promise<ChargeRecord | undefined> {
     // Events parked for an authorization id this news may teach the charge are folded into the
     // same stored change: a crash can never leave the id recorded and its events unapplied.
     const id = firstAuthorizationIdOf(news);
-    const parked = id === undefined ? NOTHING_PARKED : await this.#deps.store.unappliedEvents(id);
+    let parked = id === undefined ? NOTHING_PARKED : await this.#deps.store.unappliedEvents(id);
+    if (ownEvent !== undefined && parked.length > 0)
+      parked = parked.filter((stored) => stored.id !== ownEvent.id);
     let allNews = news;
     if (parked.length > 0) allNews = [...news, ...parked.flatMap((stored) => newsOf(stored.event) ?? [])];
     const { charge, learntAuthorizationId } = await this.#applyNews(reference, allNews);
+    if (ownEvent !== undefined) {
+      await this.#deps.onEvent?.(ownEvent, charge);
+      await this.#deps.store.markEventApplied(ownEvent.id);
+    }
     if (!learntAuthorizationId || !charge) return charge;
-    if (parked.length === 0) return this.#applyWaitingEvents(charge);
     await this.#markParkedApplied(parked, charge);
     // Events that arrived between the read above and the change: applied one by one. (A parked
     // event whose listener just failed waits for the next trigger.)
@@ -141,14 +158,16 @@ export class Charges {
 
   async #applyEvent(reference: string, event: WebhookEvent): Promise<ChargeRecord | undefined> {
     const news = newsOf(event);
-    const { charge, learntAuthorizationId } =
-      news === undefined
-        ? { charge: undefined, learntAuthorizationId: false }
-        : await this.#applyNews(reference, [news]);
-    await this.#deps.onEvent?.(event, charge);
-    await this.#deps.store.markEventApplied(event.id);
-    // Marked first, so the events waiting for this id do not include this one.
-    return learntAuthorizationId && charge ? this.#applyWaitingEvents(charge) : charge;
+    if (news === undefined) {
+      await this.#deps.onEvent?.(event, undefined);
+      await this.#deps.store.markEventApplied(event.id);
+      return undefined;
+    }
+    // An event that teaches the charge its authorization id (authorization.succeeded, matched by
+    // reference) takes the events parked for that id into the same change, as an answer does: a
+    // crash right after could otherwise leave them unapplied while this event counts as applied,
+    // so its redelivery is skipped as a duplicate and nothing ever applies them.
+    return this.#applyWithParked(reference, [news], event);
   }
 
   async #applyNews(reference: string, news: ChargeNews[]) {
