@@ -150,7 +150,7 @@ describe("authentication", () => {
     sandbox.advanceClock(58.5 * 60_000); // inside the 2-minute refresh margin of a 1-hour token
     await shop.client.customerTokens.get(shop.customerToken);
     await sandbox.settle();
-    await vi.waitFor(() => expect(tokenRequestsOf(sandbox, shop.clientId)).toBe(2));
+    await vi.waitFor(() => expect(tokenRequestsOf(sandbox, shop.clientId)).toBe(2), { timeout: 10_000 });
     sandbox.advanceClock(61 * 60_000); // the refreshed token has expired too
     await shop.client.customerTokens.get(shop.customerToken);
     expect(tokenRequestsOf(sandbox, shop.clientId)).toBe(3);

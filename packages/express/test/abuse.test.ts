@@ -189,8 +189,9 @@ describe("limits", () => {
       status: "pending",
     });
     // The service finishes the slow request; then the retried POST (same key) learns its outcome.
-    await vi.waitFor(() =>
-      expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1),
+    await vi.waitFor(
+      () => expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1),
+      { timeout: 10_000 }, // the default second is too short on a loaded machine
     );
     shops.sandbox().clearFaults();
     const resolved = await charge(app, customer, { cartId });

@@ -93,8 +93,9 @@ describe("attempts", () => {
     const cartId = data.cart(customer);
     sandbox.injectFault({ kind: "latency", latencyMs: 400, match: { path: "/purchase/authorizations" } });
     expect((await charge(app, customer, { cartId })).status).toBe(503);
-    await vi.waitFor(() =>
-      expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1),
+    await vi.waitFor(
+      () => expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1),
+      { timeout: 10_000 }, // the default second is too short on a loaded machine
     );
     sandbox.clearFaults();
     data.carts.get(cartId)!.lines[0]!.quantity = 5;

@@ -72,7 +72,7 @@ describe("idempotency keys", () => {
     const key = randomUUID();
     sandbox.injectFault({ kind: "latency", latencyMs: 500, match: { path: "/purchase/authorizations" } });
     const slow = authorize(sandbox, shop, {}, keyHeader(key));
-    await vi.waitFor(() => expect(sandbox.stats().idempotencyKeys).toBe(1), { interval: 5 }); // the slow one holds the key
+    await vi.waitFor(() => expect(sandbox.stats().idempotencyKeys).toBe(1), { interval: 5, timeout: 10_000 }); // the slow one holds the key
     const concurrent = await authorize(sandbox, shop, {}, keyHeader(key));
     expect(concurrent.status).toBe(409);
     expect(errorReasons(concurrent)).toEqual(["IDEMPOTENCY_REQUEST_IN_PROGRESS"]);
