@@ -4,7 +4,12 @@ import { describe, expect, it } from "vitest";
 import { Charges } from "../src/charges/charges.js";
 import { ChargeNotifier } from "../src/charges/notifier.js";
 import { advance, CHARGE_STATUSES, canMove, startNextAttempt } from "../src/charges/state-machine.js";
-import { type ChargeRecord, type ChargeStore, MemoryChargeStore } from "../src/index.js";
+import {
+  type ChargeRecord,
+  type ChargeStore,
+  MemoryChargeStore,
+  type StoredWebhookEvent,
+} from "../src/index.js";
 
 // The state machine and the bookkeeping on top of it, without HTTP: the rules every route relies on.
 
@@ -292,62 +297,100 @@ describe("Charges", () => {
     expect(await store.findByReference(charge.reference)).toMatchObject({ status: "captured" });
   });
 
-  it("authorization.succeeded matched by reference applies the events parked for its id in the same change: a crash right after loses none", async () => {
-    const store = new MemoryChargeStore();
-    // The process dies at the first read of waiting events after a change is stored.
-    let changed = false;
-    const dying: ChargeStore = {
-      create: (charge) => store.create(charge),
-      findByReference: (reference) => store.findByReference(reference),
-      findByAuthorizationId: (id) => store.findByAuthorizationId(id),
-      recordEvent: (event) => store.recordEvent(event),
-      markEventApplied: (id) => store.markEventApplied(id),
-      compareAndSet: async (version: number, next: ChargeRecord) => {
-        const saved = await store.compareAndSet(version, next);
-        changed = true;
-        return saved;
-      },
-      unappliedEvents: async (authorizationId: string) => {
-        if (changed) throw new Error("killed");
-        return store.unappliedEvents(authorizationId);
-      },
-    };
-    const charges = new Charges({
-      store: dying,
-      notifier: new ChargeNotifier(),
-      logger: {},
-      onEvent: undefined,
-      alert: async () => {},
+  describe("authorization.succeeded matched by reference folds the events parked for its id into its change", () => {
+    /** A store whose process dies (every later call throws) once `dies(operation)` says so. */
+    function dyingStore(store: MemoryChargeStore, dies: (operation: string, argument: unknown) => boolean) {
+      let dead = false;
+      const step =
+        <A extends unknown[], R>(operation: string, run: (...args: A) => Promise<R>) =>
+        async (...args: A): Promise<R> => {
+          if (dead) throw new Error("killed");
+          const result = await run(...args);
+          if (dies(operation, args[0])) dead = true;
+          return result;
+        };
+      const dying: ChargeStore = {
+        create: step("create", (charge: ChargeRecord) => store.create(charge)),
+        findByReference: step("findByReference", (reference: string) => store.findByReference(reference)),
+        findByAuthorizationId: step("findByAuthorizationId", (id: string) => store.findByAuthorizationId(id)),
+        recordEvent: step("recordEvent", (event: StoredWebhookEvent) => store.recordEvent(event)),
+        markEventApplied: step("markEventApplied", (id: string) => store.markEventApplied(id)),
+        compareAndSet: step("compareAndSet", (version: number, next: ChargeRecord) =>
+          store.compareAndSet(version, next),
+        ),
+        unappliedEvents: step("unappliedEvents", (id: string) => store.unappliedEvents(id)),
+      };
+      return dying;
+    }
+
+    async function crashWhileApplying(
+      dies: (operation: string, argument: unknown, succeededId: string) => boolean,
+    ) {
+      const store = new MemoryChargeStore();
+      let succeededId = "";
+      const options = {
+        notifier: new ChargeNotifier(),
+        logger: {},
+        onEvent: undefined,
+        alert: async () => {},
+      };
+      const charges = new Charges({
+        ...options,
+        store: dyingStore(store, (operation, argument) => dies(operation, argument, succeededId)),
+      });
+      const charge = pendingCharge(); // its create call's answer was lost: no authorization id yet
+      await store.create(charge);
+      const authorizationId = randomUUID();
+      const orderId = randomUUID();
+      const sign = (type: string, data: object) => {
+        const signed = signWebhook({ type, data } as never, "secret");
+        return verifyWebhook(signed.body, signed.headers, "secret");
+      };
+      const captured = sign("order.captured", {
+        orderId,
+        authorizationId,
+        amount: "49.80",
+        currency: "EUR",
+        status: "Activated",
+      });
+      expect(await charges.receiveWebhook(captured)).toBe("parked"); // acknowledged: never sent again
+      const succeeded = sign("authorization.succeeded", {
+        authorizationId,
+        orderId,
+        customerToken: randomUUID(),
+        reference: charge.reference,
+        captureMode: "Auto",
+        amount: "49.80",
+        currency: "EUR",
+      });
+      succeededId = succeeded.id;
+      await expect(charges.receiveWebhook(succeeded)).rejects.toThrow("killed");
+      // The service redelivers what was not acknowledged, to a process that lives.
+      const restarted = new Charges({ ...options, store });
+      await restarted.receiveWebhook(succeeded);
+      return { store, charge, authorizationId };
+    }
+
+    it("a crash right after the change is stored loses none of them", async () => {
+      const { store, charge, authorizationId } = await crashWhileApplying(
+        (operation) => operation === "compareAndSet",
+      );
+      expect(await store.findByReference(charge.reference)).toMatchObject({
+        status: "captured",
+        authorizationId,
+      });
+      expect(await store.unappliedEvents(authorizationId)).toEqual([]);
     });
-    const charge = pendingCharge(); // its create call's answer was lost: no authorization id yet
-    await store.create(charge);
-    const authorizationId = randomUUID();
-    const orderId = randomUUID();
-    const sign = (type: string, data: object) => {
-      const signed = signWebhook({ type, data } as never, "secret");
-      return verifyWebhook(signed.body, signed.headers, "secret");
-    };
-    const captured = sign("order.captured", {
-      orderId,
-      authorizationId,
-      amount: "49.80",
-      currency: "EUR",
-      status: "Activated",
-    });
-    expect(await charges.receiveWebhook(captured)).toBe("parked"); // acknowledged: never sent again
-    const succeeded = sign("authorization.succeeded", {
-      authorizationId,
-      orderId,
-      customerToken: randomUUID(),
-      reference: charge.reference,
-      captureMode: "Auto",
-      amount: "49.80",
-      currency: "EUR",
-    });
-    await expect(charges.receiveWebhook(succeeded)).rejects.toThrow("killed");
-    expect(await store.findByReference(charge.reference)).toMatchObject({
-      status: "captured",
-      authorizationId,
+
+    it("the event itself is marked applied last: a crash just after leaves nothing unapplied", async () => {
+      const { store, charge, authorizationId } = await crashWhileApplying(
+        (operation, argument, succeededId) => operation === "markEventApplied" && argument === succeededId,
+      );
+      expect(await store.findByReference(charge.reference)).toMatchObject({
+        status: "captured",
+        authorizationId,
+      });
+      expect(await store.unappliedEvents(authorizationId)).toEqual([]);
     });
   });
 

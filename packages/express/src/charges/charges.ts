@@ -54,8 +54,10 @@ export class Charges {
   }
 
   /**
-   * `apply`, and for news from the stored event `ownEvent`: its listener runs and it is marked
-   * applied once the change is stored, before the parked events it folded in (causal order).
+   * `apply`, and for news from the stored event `ownEvent`: its listener runs first (causal order),
+   * then the parked events' listeners and marks, and `ownEvent` is marked applied last — a crash in
+   * between leaves it unapplied, so its redelivery applies everything again instead of being
+   * skipped as a duplicate.
    */
   async #applyWithParked(
     reference: string,
@@ -63,7 +65,7 @@ export class Charges {
     ownEvent: WebhookEvent | undefined,
   ): Promise<ChargeRecord | undefined> {
     // Events parked for an authorization id this news may teach the charge are folded into the
-    // same stored change: a crash can never leave the id recorded and its events unapplied.
+    // same stored change: a crash can never leave the id recorded and their news not applied.
     const id = firstAuthorizationIdOf(news);
     let parked = id === undefined ? NOTHING_PARKED : await this.#deps.store.unappliedEvents(id);
     if (ownEvent !== undefined && parked.length > 0)
@@ -71,12 +73,10 @@ export class Charges {
     let allNews = news;
     if (parked.length > 0) allNews = [...news, ...parked.flatMap((stored) => newsOf(stored.event) ?? [])];
     const { charge, learntAuthorizationId } = await this.#applyNews(reference, allNews);
-    if (ownEvent !== undefined) {
-      await this.#deps.onEvent?.(ownEvent, charge);
-      await this.#deps.store.markEventApplied(ownEvent.id);
-    }
+    if (ownEvent !== undefined) await this.#deps.onEvent?.(ownEvent, charge);
+    if (learntAuthorizationId && charge) await this.#markParkedApplied(parked, charge);
+    if (ownEvent !== undefined) await this.#deps.store.markEventApplied(ownEvent.id);
     if (!learntAuthorizationId || !charge) return charge;
-    await this.#markParkedApplied(parked, charge);
     // Events that arrived between the read above and the change: applied one by one. (A parked
     // event whose listener just failed waits for the next trigger.)
     return this.#applyWaitingEvents(charge, new Set(parked.map((stored) => stored.id)));
@@ -123,7 +123,7 @@ export class Charges {
     }
     const charge = await this.#chargeFor(event, authorizationId);
     if (!charge) return "parked";
-    const applied = await this.#applyEvent(charge.reference, event);
+    const applied = await this.#applyEvent(charge.reference, event, charge.authorizationId === undefined);
     // Events of this authorization that an earlier failure left unapplied get another chance.
     if (applied?.authorizationId !== undefined) await this.#applyWaitingEvents(applied);
     return "applied";
@@ -156,18 +156,26 @@ export class Charges {
     return latest;
   }
 
-  async #applyEvent(reference: string, event: WebhookEvent): Promise<ChargeRecord | undefined> {
+  /** Applies a stored event; `mayTeachId`: the charge did not know its authorization id when read. */
+  async #applyEvent(
+    reference: string,
+    event: WebhookEvent,
+    mayTeachId = false,
+  ): Promise<ChargeRecord | undefined> {
     const news = newsOf(event);
-    if (news === undefined) {
-      await this.#deps.onEvent?.(event, undefined);
-      await this.#deps.store.markEventApplied(event.id);
-      return undefined;
-    }
-    // An event that teaches the charge its authorization id (authorization.succeeded, matched by
+    // An event that may teach the charge its authorization id (authorization.succeeded, matched by
     // reference) takes the events parked for that id into the same change, as an answer does: a
     // crash right after could otherwise leave them unapplied while this event counts as applied,
     // so its redelivery is skipped as a duplicate and nothing ever applies them.
-    return this.#applyWithParked(reference, [news], event);
+    if (news !== undefined && mayTeachId) return this.#applyWithParked(reference, [news], event);
+    const { charge, learntAuthorizationId } =
+      news === undefined
+        ? { charge: undefined, learntAuthorizationId: false }
+        : await this.#applyNews(reference, [news]);
+    await this.#deps.onEvent?.(event, charge);
+    await this.#deps.store.markEventApplied(event.id);
+    // Marked first, so the events waiting for this id do not include this one.
+    return learntAuthorizationId && charge ? this.#applyWaitingEvents(charge) : charge;
   }
 
   async #applyNews(reference: string, news: ChargeNews[]) {
