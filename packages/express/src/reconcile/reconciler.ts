@@ -31,6 +31,8 @@ export class Reconciler {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<ReconcileReport> | undefined;
   #warnedNoList = false;
+  /** Where the next pass goes on through the charges with unapplied events. */
+  #sweepAfter: string | undefined;
 
   constructor(options: ResolvedOptions, charges: Charges, authorizer: Authorizer) {
     this.#options = options;
@@ -111,8 +113,11 @@ export class Reconciler {
         }
       }
     }
-    // Charges past pending whose events a crash left stored but unapplied (see the store method).
-    for (const charge of (await store.listWithUnappliedEvents?.(BATCH)) ?? []) {
+    // Charges past pending whose events a crash left stored but unapplied (see the store method),
+    // a page per pass, so charges whose events keep failing cannot hide the others.
+    const unapplied = (await store.listWithUnappliedEvents?.(BATCH, this.#sweepAfter)) ?? [];
+    this.#sweepAfter = unapplied.length < BATCH ? undefined : unapplied[unapplied.length - 1]!.reference;
+    for (const charge of unapplied) {
       if (charge.status === "pending" || this.#authorizer.isSending(charge)) continue;
       report.examined++;
       const after = await this.#charges.retryWaitingEvents(charge);

@@ -131,15 +131,15 @@ export class MemoryChargeStore implements ChargeStore {
     return pending;
   }
 
-  async listWithUnappliedEvents(limit: number): Promise<ChargeRecord[]> {
+  async listWithUnappliedEvents(limit: number, afterReference = ""): Promise<ChargeRecord[]> {
     const charges: ChargeRecord[] = [];
     for (const authorizationId of this.#unapplied.keys()) {
-      if (charges.length >= limit) break;
       const reference = this.#referenceByAuthorization.get(authorizationId);
       const charge = reference === undefined ? undefined : this.#charges.get(reference);
-      if (charge) charges.push(charge);
+      if (charge && charge.status !== "pending" && charge.reference > afterReference) charges.push(charge);
     }
-    return charges;
+    charges.sort((a, b) => (a.reference < b.reference ? -1 : a.reference > b.reference ? 1 : 0));
+    return charges.slice(0, limit);
   }
 
   /**

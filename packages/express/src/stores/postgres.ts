@@ -110,14 +110,18 @@ export class PostgresChargeStore implements ChargeStore {
     return rows.map(toCharge);
   }
 
-  async listWithUnappliedEvents(limit: number): Promise<ChargeRecord[]> {
-    // The unapplied events come from the partial index purchase_auth_webhook_events_unapplied.
+  async listWithUnappliedEvents(limit: number, afterReference = ""): Promise<ChargeRecord[]> {
+    // Driven from the partial index of unapplied events, each joined through the unique index on
+    // authorization_id: the cost follows the unapplied events, not the size of the charges table.
     const rows = await this.#query(
-      `SELECT * FROM purchase_auth_charges WHERE authorization_id IN (
-         SELECT authorization_id FROM purchase_auth_webhook_events
-         WHERE applied_at IS NULL AND authorization_id IS NOT NULL)
-       ORDER BY updated_at LIMIT $1`,
-      [limit],
+      `SELECT c.* FROM (
+         SELECT DISTINCT authorization_id FROM purchase_auth_webhook_events
+         WHERE applied_at IS NULL AND authorization_id IS NOT NULL
+       ) e
+       JOIN purchase_auth_charges c ON c.authorization_id = e.authorization_id
+       WHERE c.status <> 'pending' AND c.reference > $2
+       ORDER BY c.reference LIMIT $1`,
+      [limit, afterReference],
     );
     return rows.map(toCharge);
   }

@@ -267,10 +267,18 @@ export function chargeStoreContract(name: string, setup: StoreContractSetup): vo
       const event = storedEvent(authorizationId);
       await store.recordEvent(event);
       await store.recordEvent(storedEvent(randomUUID())); // about an id no charge knows
-      const listed = async () =>
-        (await store.listWithUnappliedEvents!(100_000)).map((charge) => charge.reference);
+      const pending = newCharge({ authorizationId: randomUUID() }); // the reconciler's other loop
+      await store.create(pending);
+      await store.recordEvent(storedEvent(pending.authorizationId));
+      const listed = async (after?: string) =>
+        (await store.listWithUnappliedEvents!(100_000, after)).map((charge) => charge.reference);
       expect(await listed()).toContain(waiting.reference);
       expect(await listed()).not.toContain(settled.reference);
+      expect(await listed()).not.toContain(pending.reference);
+      // Pages by reference: a page starts after the last one's last reference.
+      expect(await listed(waiting.reference)).not.toContain(waiting.reference);
+      const all = await listed();
+      expect(all).toEqual([...all].sort());
       await store.markEventApplied(event.id);
       expect(await listed()).not.toContain(waiting.reference);
     });
