@@ -31,6 +31,33 @@ function pendingCharge(overrides: Partial<ChargeRecord> = {}): ChargeRecord {
   };
 }
 
+/** An order.captured and an authorization.succeeded for one new authorization of `reference`, signed and verified. */
+function authorizationEvents(reference: string) {
+  const authorizationId = randomUUID();
+  const orderId = randomUUID();
+  const sign = (type: string, data: object) => {
+    const signed = signWebhook({ type, data } as never, "secret");
+    return verifyWebhook(signed.body, signed.headers, "secret");
+  };
+  const captured = sign("order.captured", {
+    orderId,
+    authorizationId,
+    amount: "49.80",
+    currency: "EUR",
+    status: "Activated",
+  });
+  const succeeded = sign("authorization.succeeded", {
+    authorizationId,
+    orderId,
+    customerToken: randomUUID(),
+    reference,
+    captureMode: "Auto",
+    amount: "49.80",
+    currency: "EUR",
+  });
+  return { authorizationId, orderId, captured, succeeded };
+}
+
 const NOW = new Date();
 
 describe("state machine", () => {
@@ -265,33 +292,12 @@ describe("Charges", () => {
     });
     const charge = pendingCharge();
     await store.create(charge);
-    const authorizationId = randomUUID();
-    const orderId = randomUUID();
-    const sign = (type: string, data: object) => {
-      const signed = signWebhook({ type, data } as never, "secret");
-      return verifyWebhook(signed.body, signed.headers, "secret");
-    };
-    const captured = sign("order.captured", {
-      orderId,
-      authorizationId,
-      amount: "49.80",
-      currency: "EUR",
-      status: "Activated",
-    });
+    const { authorizationId, captured, succeeded } = authorizationEvents(charge.reference);
     // Parked, then its application fails when the answer arrives: it stays stored, unapplied.
     expect(await charges.receiveWebhook(captured)).toBe("parked");
     await charges.apply(charge.reference, { kind: "accepted", authorizationId });
     expect((await store.unappliedEvents(authorizationId)).map((e) => e.id)).toEqual([captured.id]);
     // A later event for the same authorization retries it.
-    const succeeded = sign("authorization.succeeded", {
-      authorizationId,
-      orderId,
-      customerToken: randomUUID(),
-      reference: charge.reference,
-      captureMode: "Auto",
-      amount: "49.80",
-      currency: "EUR",
-    });
     expect(await charges.receiveWebhook(succeeded)).toBe("applied");
     expect(await store.unappliedEvents(authorizationId)).toEqual([]);
     expect(await store.findByReference(charge.reference)).toMatchObject({ status: "captured" });
@@ -340,29 +346,8 @@ describe("Charges", () => {
       });
       const charge = pendingCharge(); // its create call's answer was lost: no authorization id yet
       await store.create(charge);
-      const authorizationId = randomUUID();
-      const orderId = randomUUID();
-      const sign = (type: string, data: object) => {
-        const signed = signWebhook({ type, data } as never, "secret");
-        return verifyWebhook(signed.body, signed.headers, "secret");
-      };
-      const captured = sign("order.captured", {
-        orderId,
-        authorizationId,
-        amount: "49.80",
-        currency: "EUR",
-        status: "Activated",
-      });
+      const { authorizationId, captured, succeeded } = authorizationEvents(charge.reference);
       expect(await charges.receiveWebhook(captured)).toBe("parked"); // acknowledged: never sent again
-      const succeeded = sign("authorization.succeeded", {
-        authorizationId,
-        orderId,
-        customerToken: randomUUID(),
-        reference: charge.reference,
-        captureMode: "Auto",
-        amount: "49.80",
-        currency: "EUR",
-      });
       succeededId = succeeded.id;
       await expect(charges.receiveWebhook(succeeded)).rejects.toThrow("killed");
       // The service redelivers what was not acknowledged, to a process that lives.
