@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { inject } from "vitest";
+import { inject, onTestFinished } from "vitest";
 import type { RunBatchResult } from "../../src/index.js";
 import type { Shop } from "./sandbox.js";
 
@@ -15,9 +15,11 @@ export interface CliRun {
   report?: RunBatchResult;
 }
 
-/** A file in a fresh temporary folder. */
+/** A file in a fresh temporary folder, removed when the test that asked for it ends. */
 export function tempFile(name: string, content: string): string {
-  const path = join(mkdtempSync(join(tmpdir(), "purchase-auth-batch-")), name);
+  const folder = mkdtempSync(join(tmpdir(), "purchase-auth-batch-"));
+  onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
+  const path = join(folder, name);
   writeFileSync(path, content);
   return path;
 }
