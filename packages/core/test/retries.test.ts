@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   AbortedError,
   AuthenticationError,
   OutcomeUnknownError,
   PurchaseAuthClient,
   ServiceUnavailableError,
+  ValidationError,
 } from "../src/index.js";
 import { validRequest } from "./fixtures.js";
 import { FAST_RETRIES, openShop, type SandboxServer, startSandbox } from "./sandbox-fixture.js";
@@ -142,6 +143,70 @@ describe("when retries run out", () => {
     expect(attempts).toBeGreaterThanOrEqual(1);
     expect(attempts).toBeLessThanOrEqual(5);
   });
+
+  it("ends a call at its own deadlineMs, sooner than the client's, with the write's outcome unknown", async () => {
+    const shop = openShop(sandbox, { timeoutMs: 50, deadlineMs: 30_000, maxRetries: 10 });
+    await shop.client.customerTokens.get(shop.customerToken); // the access token, outside the test
+    const faultId = sandbox.injectFault({ kind: "latency", match: CREATE, count: null, latencyMs: 1_000 });
+    const error = await shop.client.authorizations
+      .create(chargeOf(shop), { deadlineMs: 200 })
+      .catch((e) => e);
+    // Each attempt may have reached the service: unknown, to be resent with the same key.
+    expect(OutcomeUnknownError.isInstance(error)).toBe(true);
+    // The attempts after the first meet the first still in progress (409), so the fault fires once.
+    expect(sandbox.faults().find((fault) => fault.faultId === faultId)?.fired).toBe(1);
+    sandbox.clearFaults();
+    // The delayed attempts are still being answered: the key is "in progress" until they are.
+    await vi.waitFor(() => shop.client.resendUnknownWrite(error.write), { timeout: 10_000, interval: 100 });
+    expect(authorizationsOf(shop)).toHaveLength(1);
+  });
+
+  it("ends a read at its own deadlineMs, sooner than the client's deadline and retries would", async () => {
+    const shop = openShop(sandbox, { timeoutMs: 50, deadlineMs: 30_000, maxRetries: 10 });
+    await shop.client.customerTokens.get(shop.customerToken);
+    const faultId = sandbox.injectFault({
+      kind: "latency",
+      match: { method: "GET", path: "/purchase/customer-tokens/" },
+      count: null,
+      latencyMs: 1_000,
+    });
+    const error = await shop.client.customerTokens
+      .get(shop.customerToken, { deadlineMs: 200 })
+      .catch((e) => e);
+    expect(ServiceUnavailableError.isInstance(error)).toBe(true);
+    // Without it, the client's 30 s deadline would let all 11 attempts of maxRetries run.
+    const attempts = sandbox.faults().find((fault) => fault.faultId === faultId)?.fired ?? 0;
+    expect(attempts).toBeGreaterThanOrEqual(1);
+    expect(attempts).toBeLessThanOrEqual(5);
+  });
+
+  it("never lets a call's deadlineMs outlast the client's deadlineMs", async () => {
+    const shop = openShop(sandbox, { timeoutMs: 50, deadlineMs: 200, maxRetries: 10 });
+    await shop.client.customerTokens.get(shop.customerToken);
+    const faultId = sandbox.injectFault({
+      kind: "latency",
+      match: { method: "GET", path: "/purchase/customer-tokens/" },
+      count: null,
+      latencyMs: 1_000,
+    });
+    const error = await shop.client.customerTokens
+      .get(shop.customerToken, { deadlineMs: 600_000 })
+      .catch((e) => e);
+    expect(ServiceUnavailableError.isInstance(error)).toBe(true);
+    const attempts = sandbox.faults().find((fault) => fault.faultId === faultId)?.fired ?? 0;
+    expect(attempts).toBeLessThanOrEqual(5);
+  });
+
+  it.each([0, -1, 1.5, 600_001, Number.NaN, Number.POSITIVE_INFINITY])(
+    "refuses deadlineMs %s with a ValidationError naming it, before sending anything",
+    async (deadlineMs) => {
+      const shop = openShop(sandbox);
+      const error = await shop.client.authorizations.create(chargeOf(shop), { deadlineMs }).catch((e) => e);
+      expect(ValidationError.isInstance(error)).toBe(true);
+      expect(error.issues.map((issue: { path: string }) => issue.path)).toEqual(["deadlineMs"]);
+      expect(authorizationsOf(shop)).toHaveLength(0);
+    },
+  );
 
   it("reports an abort before sending as not sent (AbortedError), and after sending as an unknown outcome", async () => {
     const shop = openShop(sandbox);

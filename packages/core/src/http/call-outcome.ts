@@ -21,6 +21,8 @@ export interface CallDescription {
   body?: string;
   idempotencyKey?: string;
   signal?: AbortSignal;
+  /** This call's own deadline (`RequestOptions.deadlineMs`), within the client's. */
+  deadlineMs?: number;
   operation: string;
   /** Set on writes: the operation an unknown outcome's record names. */
   write?: WriteOperation;

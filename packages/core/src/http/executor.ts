@@ -105,7 +105,8 @@ export class Executor {
     this.#checkFirstSentAt(call, now());
     const { deadlineMs, timeoutMs, maxRetries, logger } = this.#options;
     const target = this.#target(call.path);
-    const deadline = performance.now() + deadlineMs;
+    const callDeadlineMs = call.deadlineMs === undefined ? deadlineMs : Math.min(deadlineMs, call.deadlineMs);
+    const deadline = performance.now() + callDeadlineMs;
 
     let retries = 0;
     let refreshedAfter401 = false;

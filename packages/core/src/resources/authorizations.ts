@@ -8,6 +8,7 @@ import {
 } from "../validation/authorization-input.js";
 import {
   bodyMatches,
+  callLimits,
   parseSuccessBody,
   resolveFirstSentAt,
   resolveIdempotencyKey,
@@ -60,7 +61,7 @@ export class Authorizations {
       write: "authorizations.create",
       accepts: acceptsCreated,
       ...resolveFirstSentAt(options),
-      ...(options?.signal === undefined ? {} : { signal: options.signal }),
+      ...callLimits(options),
     });
     const envelope = parseSuccessBody(createAuthorizationResponseSchema, response, {
       operation,

@@ -6,6 +6,7 @@ import { type CustomerToken, customerTokenSchema } from "../schemas/customer-tok
 import { successEnvelopeSchema } from "../schemas/envelopes.js";
 import {
   bodyMatches,
+  callLimits,
   checkGuidArgument,
   parseSuccessBody,
   type RequestOptions,
@@ -35,7 +36,7 @@ export class CustomerTokens {
       method: "GET",
       path: expandPath(this.#options.paths.customerToken, { customerToken: token }),
       operation,
-      ...(options?.signal === undefined ? {} : { signal: options.signal }),
+      ...callLimits(options),
     });
     return parseSuccessBody(customerTokenEnvelopeSchema, response, { operation }).data;
   }
@@ -53,7 +54,7 @@ export class CustomerTokens {
       write: "customerTokens.cancel",
       accepts: acceptsCancelled,
       ...resolveFirstSentAt(options),
-      ...(options?.signal === undefined ? {} : { signal: options.signal }),
+      ...callLimits(options),
     });
     return { requestId: parseSuccessBody(acceptedSchema, response, { operation }).id };
   }

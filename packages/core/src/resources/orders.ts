@@ -13,6 +13,7 @@ import {
 } from "../schemas/orders.js";
 import { parseOrThrow } from "../validation/parse.js";
 import {
+  callLimits,
   checkGuidArgument,
   parseSuccessBody,
   type RequestOptions,
@@ -76,7 +77,7 @@ export class Orders {
       method: "GET",
       path: expandPath(this.#options.paths.order, { orderId: id }),
       operation,
-      ...(options?.signal === undefined ? {} : { signal: options.signal }),
+      ...callLimits(options),
     });
     return parseSuccessBody(orderEnvelopeSchema, response, { operation }).data;
   }
@@ -119,7 +120,7 @@ export class Orders {
       operation: `${action[0]!.toUpperCase()}${action.slice(1)} order ${id}`,
       write: `orders.${action}`,
       ...resolveFirstSentAt(options),
-      ...(options?.signal === undefined ? {} : { signal: options.signal }),
+      ...callLimits(options),
     });
     return { orderId: id, idempotencyKey };
   }

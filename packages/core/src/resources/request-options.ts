@@ -10,6 +10,13 @@ import { parseOrThrow } from "../validation/parse.js";
 export interface RequestOptions {
   /** Aborts the call, including retries and backoff. */
   signal?: AbortSignal;
+  /**
+   * Ends this call, retries and backoff included, after this many milliseconds: the client's
+   * `deadlineMs` for one call, never longer than it. Unlike an abort it costs no timer or signal,
+   * and a write that may have reached the service ends as an unknown outcome, as at the client's
+   * deadline. A whole number from 1 to 600,000.
+   */
+  deadlineMs?: number;
 }
 
 /** Per-call options of writes. */
@@ -37,6 +44,39 @@ export function resolveFirstSentAt(options: WriteOptions | undefined): { firstSe
     ]);
   }
   return { firstSentAt: value };
+}
+
+/** The most `deadlineMs` may be: the most the client's own `deadlineMs` may be. */
+const MAX_DEADLINE_MS = 600_000;
+
+/**
+ * The options every call hands the executor (`signal`, `deadlineMs`), checked before any network
+ * call: a wrong `deadlineMs` throws a `ValidationError` naming it.
+ */
+export function callLimits(options: RequestOptions | undefined): {
+  signal?: AbortSignal;
+  deadlineMs?: number;
+} {
+  if (options === undefined) return {};
+  const { signal, deadlineMs } = options;
+  if (deadlineMs === undefined) return signal === undefined ? {} : { signal };
+  const rule = !Number.isInteger(deadlineMs)
+    ? "integer"
+    : deadlineMs < 1
+      ? "min"
+      : deadlineMs > MAX_DEADLINE_MS
+        ? "max"
+        : undefined;
+  if (rule !== undefined) {
+    throw new ValidationError([
+      {
+        path: "deadlineMs",
+        rule,
+        message: `deadlineMs must be a whole number of milliseconds from 1 to ${MAX_DEADLINE_MS}`,
+      },
+    ]);
+  }
+  return signal === undefined ? { deadlineMs } : { signal, deadlineMs };
 }
 
 /** A check for `Call.accepts`: the 2xx body parses with `schema`. */

@@ -6,7 +6,7 @@ import { createAuthorizationResponseSchema } from "../schemas/envelopes.js";
 import { parseOrThrow } from "../validation/parse.js";
 import type { CreateAuthorizationResult } from "./authorizations.js";
 import type { OrderWriteResult } from "./orders.js";
-import { bodyMatches, parseSuccessBody } from "./request-options.js";
+import { bodyMatches, callLimits, parseSuccessBody, type RequestOptions } from "./request-options.js";
 
 // Resolving a write whose outcome was unknown: the exact request again, with its key, while the
 // service still answers that key. Works from a stored record, in another process, after a restart.
@@ -18,9 +18,7 @@ export type ResendResult =
   | { operation: "customerTokens.cancel"; result: { requestId: string } };
 
 /** Options of `client.resendUnknownWrite`. */
-export interface ResendOptions {
-  /** Aborts the resend, including retries and backoff. */
-  signal?: AbortSignal;
+export interface ResendOptions extends RequestOptions {
   /** The time the idempotency window is judged at. Default: the client's clock (`now` option). */
   now?: Date;
 }
@@ -76,7 +74,7 @@ export async function resendUnknownWrite(
     ...(now === undefined ? {} : { now: now.getTime() }),
     ...(isCreate ? { accepts: bodyMatches(createAuthorizationResponseSchema) } : {}),
     ...(checked.operation === "customerTokens.cancel" ? { accepts: bodyMatches(acceptedSchema) } : {}),
-    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...callLimits(options),
   });
   const context = { operation, idempotencyKey: checked.idempotencyKey };
   switch (checked.operation) {
