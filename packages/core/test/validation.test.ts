@@ -286,6 +286,19 @@ describe("friendly input", () => {
     expect(request.order.items[0]).toMatchObject({ unitPrice: "12.50", quantity: "3", vat: "25" });
   });
 
+  it("converts any item of many, wherever it stands, and keeps their order", () => {
+    const wire = { id: "w", description: "wire", unitPrice: "1.00", quantity: "1", vat: "0" };
+    const request = accepts((r) => {
+      r.order.items = [wire, { ...wire, id: "n", unitPrice: 2 }, wire, { ...wire, id: "q", quantity: 4 }];
+    });
+    expect(request.order.items.map((line) => [line.id, line.unitPrice, line.quantity])).toEqual([
+      ["w", "1.00", "1"],
+      ["n", "2.00", "1"],
+      ["w", "1.00", "1"],
+      ["q", "1.00", "4"],
+    ]);
+  });
+
   it("rejects a float artefact instead of rounding it", () => {
     const issues = issuesOf((r) => (item(r).unitPrice = 0.1 + 0.2));
     expect(issues).toContainEqual(
@@ -389,6 +402,19 @@ describe("a checked request", () => {
     }).toThrow(TypeError);
     expect(checkAuthorizationRequest(result.request)).toEqual({ success: true, request: result.request });
     expect(validateAuthorizationRequest(result.request)).toBe(result.request);
+  });
+
+  it("comes from checkAuthorizationRequest only: validateAuthorizationRequest returns an unfrozen copy it does not remember", () => {
+    const input = validRequest();
+    const validated = validateAuthorizationRequest(input);
+    const checked = checkAuthorizationRequest(input);
+    if (!checked.success) throw new Error("expected a valid request");
+    expect(validated).toEqual(checked.request);
+    expect(Object.isFrozen(validated)).toBe(false);
+    // Not remembered as checked: a change after validation is caught by the next check.
+    (validated.order.items[0] as { vat: string }).vat = "101";
+    expect(() => validateAuthorizationRequest(validated)).toThrow(ValidationError);
+    expect(checkAuthorizationRequest(validated).success).toBe(false);
   });
 
   it("leaves a look-alike that was never checked to be checked in full", () => {
