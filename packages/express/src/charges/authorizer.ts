@@ -7,7 +7,6 @@ import {
   idempotencyKeyIn,
   NotFoundError,
 } from "@purchase-auth/core";
-import { SharedDeadline } from "../http/shared-deadline.js";
 import type { ResolvedOptions } from "../options.js";
 import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
@@ -31,12 +30,9 @@ export class Authorizer {
   readonly #deps: AuthorizerDeps;
   /** Create calls in flight in this process, per reference and attempt: a double click shares one. */
   readonly #inFlight = new Map<string, Promise<ChargeRecord>>();
-  /** `timeoutMs` of the create calls. */
-  readonly #deadline: SharedDeadline;
 
   constructor(deps: AuthorizerDeps) {
     this.#deps = deps;
-    this.#deadline = new SharedDeadline(deps.options.timeoutMs);
   }
 
   /**
@@ -86,17 +82,12 @@ export class Authorizer {
     const { options, charges } = this.#deps;
     const pending = charge.pendingAuthorization ?? legacyPending(charge, rebuilt, options);
     if (pending === undefined || !this.canResend(pending)) return this.markNeedsReview(charge);
-    const deadline = this.#deadline.acquire();
     try {
-      let result: CreateAuthorizationResult;
-      try {
-        result = await options.client.authorizations.create(pending.request, {
-          idempotencyKey: pending.idempotencyKey,
-          signal: deadline.signal,
-        });
-      } finally {
-        this.#deadline.release(deadline);
-      }
+      // The router's timeoutMs bounds the call as core's own deadline does: no signal or timer per charge.
+      const result = await options.client.authorizations.create(pending.request, {
+        idempotencyKey: pending.idempotencyKey,
+        deadlineMs: options.timeoutMs,
+      });
       const news: ChargeNews =
         result.synchronous && result.orderId !== undefined
           ? {
