@@ -1,6 +1,5 @@
 import {
   type AuthorizationRequest,
-  type CreateAuthorizationResult,
   DeclinedError,
   IdempotencyError,
   InvalidRequestError,
