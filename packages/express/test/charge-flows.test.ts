@@ -106,6 +106,23 @@ describe("asynchronous charges", () => {
     ]);
   });
 
+  it("keeps the create call on record while the outcome is open, and drops it once authorized", async () => {
+    const { data, app } = await shop({ allowedTimings: ["asap"] });
+    const customer = data.customer();
+    const cartId = data.cart(customer);
+    const reply = await charge(app, customer, { cartId, timing: "asap" });
+    const reference = data.referenceOf(cartId);
+    // Accepted, outcome to come: the request and key stay, the reconciler may need them.
+    const pending = await app.router.store.findByReference(reference);
+    expect(pending).toMatchObject({ status: "pending" });
+    expect(pending?.pendingAuthorization?.request.order.reference).toBe(reference);
+
+    await sandbox.settle();
+    const captured = await app.router.store.findByReference(reference);
+    expect(captured).toMatchObject({ status: "captured", authorizationId: reply.json.authorizationId });
+    expect(captured?.pendingAuthorization).toBeUndefined();
+  });
+
   it("asap with manual capture: authorized by webhook, nothing captured", async () => {
     const { data, app } = await shop({ timing: "asap", captureMode: "Manual" });
     const customer = data.customer();

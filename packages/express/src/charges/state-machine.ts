@@ -203,6 +203,11 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
   }
   // A retry reason means nothing once the authorization succeeded.
   if (!KEEPS_REASON.includes(next.status)) delete next.reason;
+  // Nor does the create call once it succeeded: it is never sent again, and kept it was most of
+  // what a settled charge holds (the memory store keeps tens of thousands).
+  if (next.pendingAuthorization !== undefined && !KEEPS_PENDING_CALL.includes(next.status)) {
+    delete next.pendingAuthorization;
+  }
 
   if (sameCharge(charge, next)) return undefined;
   next.version = charge.version + 1;
@@ -212,6 +217,12 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
 
 /** The statuses whose `reason` still means something (why it failed, or why it is retrying). */
 const KEEPS_REASON: ReadonlyArray<ChargeStatus> = ["pending", "failed", "needs_review"];
+
+/**
+ * The statuses whose create call may still matter: still to be resent (pending), to look up by
+ * hand (needs_review), or what was refused (failed; the next attempt records its own).
+ */
+const KEEPS_PENDING_CALL: ReadonlyArray<ChargeStatus> = ["pending", "failed", "needs_review"];
 
 /** Moves the charge to `status` if that is forward. (A function, not a closure per news.) */
 function moveTo(next: ChargeRecord, status: ChargeStatus): void {

@@ -86,7 +86,10 @@ export interface ChargeRecord {
    * so the next counted sequence is this + 1 even when a crash lost the answer.
    */
   operations: Record<MerchantOperation, number>;
-  /** The current attempt's create call, recorded before it was first sent. */
+  /**
+   * The current attempt's create call, recorded before it was first sent. Dropped once the
+   * attempt's authorization succeeded (authorized or any later status): it is never sent again.
+   */
   pendingAuthorization?: PendingAuthorization;
   /** Merchant writes of this attempt, by `${operation}:${sequence}`, recorded before they are sent. */
   operationLog?: Record<string, OperationRecord>;
