@@ -1,5 +1,6 @@
+import { type AuthorizationRequest, PurchaseAuthClient, type WriteOptions } from "@purchase-auth/core";
 import { describe, expect, it, vi } from "vitest";
-import { call, charge, useShops } from "./support/shop.js";
+import { call, charge, createShopData, startShopApp, useShops } from "./support/shop.js";
 
 // What a browser (or someone pretending to be one) may try: choose the token, change the price,
 // read or pay someone else's charge, send too much, send too often.
@@ -197,6 +198,43 @@ describe("limits", () => {
     const resolved = await charge(app, customer, { cartId });
     expect(resolved.json.status).toBe("captured");
     expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+  });
+
+  it("a client from another copy of core that ignores deadlineMs is still bounded by timeoutMs", async () => {
+    const sandbox = shops.sandbox();
+    const data = createShopData(sandbox);
+    const { merchant } = data;
+    const real = new PurchaseAuthClient({
+      baseUrl: sandbox.url,
+      clientId: merchant.clientId,
+      clientSecret: merchant.clientSecret,
+      scope: merchant.scope,
+    });
+    // What an older core does with the options it does not know: nothing.
+    const older = {
+      authorizations: {
+        create: (request: AuthorizationRequest, options?: WriteOptions) =>
+          real.authorizations.create(request, {
+            ...(options?.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+            ...(options?.signal === undefined ? {} : { signal: options.signal }),
+          }),
+      },
+      orders: real.orders,
+      customerTokens: real.customerTokens,
+      verifyWebhook: real.verifyWebhook.bind(real),
+      close: () => real.close(),
+    } as unknown as PurchaseAuthClient;
+    const app = await startShopApp(data, { client: older, timeoutMs: 100, receiveWebhooks: false });
+    try {
+      const customer = data.customer();
+      sandbox.injectFault({ kind: "latency", latencyMs: 400, match: { path: "/purchase/authorizations" } });
+      const slow = await charge(app, customer, { cartId: data.cart(customer) });
+      expect(slow.status).toBe(503);
+      expect(slow.json.type).toBe("urn:purchase-auth:problem:payment-confirming");
+    } finally {
+      await app.close();
+      await real.close();
+    }
   });
 
   it("an order the app built wrongly is the app's bug: a generic 500, logged with its issues, nothing stored or charged", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { MemoryChargeStore } from "../src/index.js";
+import { type ChargeRecord, MemoryChargeStore } from "../src/index.js";
 import { charge, createShopData, type ShopApp, startShopApp, useShops } from "./support/shop.js";
 
 // Attempts of one order reference: a late answer for an earlier attempt must never reach a later
@@ -63,6 +63,68 @@ describe("attempts", () => {
       const orders = sandbox.orders({}).filter((order) => order.reference === data.referenceOf(cartId));
       expect(orders).toHaveLength(1);
       expect(errors).toEqual([]);
+    } finally {
+      await Promise.all(apps.map((app) => app.close()));
+    }
+  });
+
+  it("a 'pay again' that read the failed charge before another one paid attempt 2 sends nothing", async () => {
+    const sandbox = shops.sandbox();
+    const data = createShopData(sandbox);
+    const store = new MemoryChargeStore(); // stands in for the shared PostgreSQL
+    // Instance Y reads the store over a slow connection: its `create` answer is held until released.
+    let holdNextCreate = false;
+    let reached!: () => void;
+    const yReadTheFailedCharge = new Promise<void>((resolve) => (reached = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slowStore = new Proxy(store, {
+      get(target, prop) {
+        if (prop === "create") {
+          return async (record: ChargeRecord) => {
+            const result = await target.create(record);
+            if (holdNextCreate) {
+              holdNextCreate = false;
+              reached();
+              await released;
+            }
+            return result;
+          };
+        }
+        const value = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const apps: ShopApp[] = [];
+    try {
+      const x = await startShopApp(data, { store });
+      apps.push(x);
+      const y = await startShopApp(data, { store: slowStore, receiveWebhooks: false });
+      apps.push(y);
+      const customer = data.customer({ failNextAttempts: ["PAYMENT_FAILED"] });
+      const cartId = data.cart(customer, [{ sku: "grinder", quantity: 1 }]);
+      const reference = data.referenceOf(cartId);
+      expect((await charge(x, customer, { cartId })).status).toBe(422);
+
+      // "Pay again" twice (two tabs): Y reads the failed charge, X starts and pays attempt 2.
+      holdNextCreate = true;
+      const onY = charge(y, customer, { cartId });
+      await yReadTheFailedCharge;
+      const onX = await charge(x, customer, { cartId });
+      expect(onX.json).toMatchObject({ status: "captured" });
+      release();
+      const yReply = await onY;
+
+      // Y answers with attempt 2 as it is, and sends no create call of its own.
+      expect(yReply.json).toMatchObject({ status: "captured", authorizationId: onX.json.authorizationId });
+      await sandbox.settle();
+      const succeeded = sandbox
+        .authorizations({ merchantId: data.merchant.merchantId })
+        .filter(
+          (authorization) => authorization.reference === reference && authorization.status === "Succeeded",
+        );
+      expect(succeeded).toHaveLength(1);
+      expect(sandbox.orders({ authorizationId: onX.json.authorizationId })).toHaveLength(1);
     } finally {
       await Promise.all(apps.map((app) => app.close()));
     }

@@ -1,11 +1,14 @@
 import {
   type AuthorizationRequest,
+  type CreateAuthorizationResult,
   DeclinedError,
   IdempotencyError,
   InvalidRequestError,
   idempotencyKeyIn,
   NotFoundError,
+  PurchaseAuthClient,
 } from "@purchase-auth/core";
+import { withTimeout } from "../http/timeout.js";
 import type { ResolvedOptions } from "../options.js";
 import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
@@ -79,14 +82,13 @@ export class Authorizer {
 
   async #send(charge: ChargeRecord, rebuilt: AuthorizationRequest | undefined): Promise<ChargeRecord> {
     const { options, charges } = this.#deps;
+    // Only an attempt whose authorization is not known is ever sent: a charge past pending has
+    // dropped its write-ahead record, and a key derived again could be one the service never saw.
+    if (charge.status !== "pending" || charge.authorizationId !== undefined) return charge;
     const pending = charge.pendingAuthorization ?? legacyPending(charge, rebuilt, options);
     if (pending === undefined || !this.canResend(pending)) return this.markNeedsReview(charge);
     try {
-      // The router's timeoutMs bounds the call as core's own deadline does: no signal or timer per charge.
-      const result = await options.client.authorizations.create(pending.request, {
-        idempotencyKey: pending.idempotencyKey,
-        deadlineMs: options.timeoutMs,
-      });
+      const result = await this.#create(pending);
       const news: ChargeNews =
         result.synchronous && result.orderId !== undefined
           ? {
@@ -114,6 +116,24 @@ export class Authorizer {
       }
       throw error;
     }
+  }
+
+  /**
+   * The create call, bounded by the router's `timeoutMs`: as the call's own deadline for our core
+   * (no signal or timer per charge), with an abort signal for a client from another copy of core
+   * (an app's own dependency, perhaps a release that ignores `deadlineMs`).
+   */
+  #create(pending: PendingAuthorization): Promise<CreateAuthorizationResult> {
+    // Typed as ours, but `options.ts` also accepts a client from another copy of core.
+    const client: Pick<PurchaseAuthClient, "authorizations"> = this.#deps.options.client;
+    const { timeoutMs } = this.#deps.options;
+    const { request, idempotencyKey } = pending;
+    if (client instanceof PurchaseAuthClient) {
+      return client.authorizations.create(request, { idempotencyKey, deadlineMs: timeoutMs });
+    }
+    return withTimeout(timeoutMs, (signal) =>
+      client.authorizations.create(request, { idempotencyKey, signal }),
+    );
   }
 
   /** Gives an attempt whose outcome cannot be learnt any more up to review, and says so. */

@@ -78,6 +78,11 @@ export async function chargeOrder(deps: Deps, input: OrderToCharge): Promise<Cha
     };
     charge = (await charges.startNextAttempt(reference, next)) ?? charge;
     if (charge.status !== "failed") assertSameOrder(charge, order);
+    // Another request started (and perhaps finished) that attempt while this one waited for the
+    // store: it is theirs to send. Sending it from here could use a key its record no longer holds.
+    if (charge.authorizationId !== undefined || charge.status === "needs_review") {
+      return { charge, started: false };
+    }
   } else {
     // Paid, or an attempt whose answer is not known yet: only the same order may be answered with
     // it or resent with its key (a resend with another body could charge what nobody checked).

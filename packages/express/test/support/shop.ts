@@ -120,15 +120,20 @@ export async function startShopApp(data: ShopData, options: AppOptions = {}): Pr
   const router = purchaseAuth({
     // Quiet tests, but every error line is kept for assertions.
     logger: { error: (...args: unknown[]) => errorLogs.push(args) },
-    clientOptions: {
-      baseUrl: data.sandbox.url,
-      clientId: data.merchant.clientId,
-      clientSecret: data.merchant.clientSecret,
-      scope: data.merchant.scope,
-      retryBaseDelayMs: 5,
-      retryMaxDelayMs: 50,
-      ...clientOptions,
-    },
+    // The app's own client when a test gives one; otherwise options for the router's.
+    ...(rest.client !== undefined
+      ? {}
+      : {
+          clientOptions: {
+            baseUrl: data.sandbox.url,
+            clientId: data.merchant.clientId,
+            clientSecret: data.merchant.clientSecret,
+            scope: data.merchant.scope,
+            retryBaseDelayMs: 5,
+            retryMaxDelayMs: 50,
+            ...clientOptions,
+          },
+        }),
     // Session-ish: the app's authentication decides who pays, never the request body.
     resolveCustomer: (req) => data.customers.get(req.get("x-session") ?? "") ?? null,
     buildOrder: (req, input): BuiltOrder => {
