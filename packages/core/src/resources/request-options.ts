@@ -14,7 +14,7 @@ export interface RequestOptions {
    * Ends this call, retries and backoff included, after this many milliseconds: the client's
    * `deadlineMs` for one call, never longer than it. Unlike an abort it costs no timer or signal,
    * and a write that may have reached the service ends as an unknown outcome, as at the client's
-   * deadline. A whole number from 1 to 600,000.
+   * deadline. A whole number from 1 to 3,600,000 (the most the client's own may be).
    */
   deadlineMs?: number;
 }
@@ -47,7 +47,7 @@ export function resolveFirstSentAt(options: WriteOptions | undefined): { firstSe
 }
 
 /** The most `deadlineMs` may be: the most the client's own `deadlineMs` may be. */
-const MAX_DEADLINE_MS = 600_000;
+const MAX_DEADLINE_MS = 3_600_000;
 
 /**
  * The options every call hands the executor (`signal`, `deadlineMs`), checked before any network
