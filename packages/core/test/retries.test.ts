@@ -28,6 +28,23 @@ function authorizationsOf(shop: ReturnType<typeof openShop>) {
   return sandbox.authorizations({ merchantId: shop.merchantId });
 }
 
+/**
+ * A token read against a service that answers reads after 1 s, with 50 ms attempts and up to 11 of
+ * them: the error it ends with, and how many attempts reached the service.
+ */
+async function slowRead(clientDeadlineMs: number, options?: { deadlineMs: number }) {
+  const shop = openShop(sandbox, { timeoutMs: 50, deadlineMs: clientDeadlineMs, maxRetries: 10 });
+  await shop.client.customerTokens.get(shop.customerToken); // the access token, outside the test
+  const faultId = sandbox.injectFault({
+    kind: "latency",
+    match: { method: "GET", path: "/purchase/customer-tokens/" },
+    count: null,
+    latencyMs: 1_000,
+  });
+  const error = await shop.client.customerTokens.get(shop.customerToken, options).catch((e) => e);
+  return { error, attempts: sandbox.faults().find((fault) => fault.faultId === faultId)?.fired ?? 0 };
+}
+
 describe("retries with the same idempotency key", () => {
   it("retries a 503 and charges once", async () => {
     const shop = openShop(sandbox);
@@ -124,22 +141,13 @@ describe("when retries run out", () => {
   });
 
   it("respects the total deadline", async () => {
-    const shop = openShop(sandbox, { timeoutMs: 50, deadlineMs: 200, maxRetries: 10 });
-    await shop.client.customerTokens.get(shop.customerToken); // the access token, outside the test
-    const faultId = sandbox.injectFault({
-      kind: "latency",
-      match: { method: "GET", path: "/purchase/customer-tokens/" },
-      count: null,
-      latencyMs: 1_000,
-    });
-    const error = await shop.client.customerTokens.get(shop.customerToken).catch((e) => e);
+    const { error, attempts } = await slowRead(200);
     // A read changes nothing: no unknown outcome, just a service that did not answer in time.
     expect(ServiceUnavailableError.isInstance(error)).toBe(true);
     // Every attempt but the last waits out its full 50 ms timeout (the last gets what is left of
     // the deadline), so a 200 ms deadline leaves room for at most 5 of the 11 that maxRetries would
-    // allow: the deadline, not the retry count, ended the call.
-    const attempts = sandbox.faults().find((fault) => fault.faultId === faultId)?.fired ?? 0;
-    // At least one attempt; on a loaded machine the first may eat most of the deadline.
+    // allow: the deadline, not the retry count, ended the call. At least one attempt; on a loaded
+    // machine the first may eat most of the deadline.
     expect(attempts).toBeGreaterThanOrEqual(1);
     expect(attempts).toBeLessThanOrEqual(5);
   });
@@ -162,38 +170,16 @@ describe("when retries run out", () => {
   });
 
   it("ends a read at its own deadlineMs, sooner than the client's deadline and retries would", async () => {
-    const shop = openShop(sandbox, { timeoutMs: 50, deadlineMs: 30_000, maxRetries: 10 });
-    await shop.client.customerTokens.get(shop.customerToken);
-    const faultId = sandbox.injectFault({
-      kind: "latency",
-      match: { method: "GET", path: "/purchase/customer-tokens/" },
-      count: null,
-      latencyMs: 1_000,
-    });
-    const error = await shop.client.customerTokens
-      .get(shop.customerToken, { deadlineMs: 200 })
-      .catch((e) => e);
+    const { error, attempts } = await slowRead(30_000, { deadlineMs: 200 });
     expect(ServiceUnavailableError.isInstance(error)).toBe(true);
     // Without it, the client's 30 s deadline would let all 11 attempts of maxRetries run.
-    const attempts = sandbox.faults().find((fault) => fault.faultId === faultId)?.fired ?? 0;
     expect(attempts).toBeGreaterThanOrEqual(1);
     expect(attempts).toBeLessThanOrEqual(5);
   });
 
   it("never lets a call's deadlineMs outlast the client's deadlineMs", async () => {
-    const shop = openShop(sandbox, { timeoutMs: 50, deadlineMs: 200, maxRetries: 10 });
-    await shop.client.customerTokens.get(shop.customerToken);
-    const faultId = sandbox.injectFault({
-      kind: "latency",
-      match: { method: "GET", path: "/purchase/customer-tokens/" },
-      count: null,
-      latencyMs: 1_000,
-    });
-    const error = await shop.client.customerTokens
-      .get(shop.customerToken, { deadlineMs: 3_600_000 })
-      .catch((e) => e);
+    const { error, attempts } = await slowRead(200, { deadlineMs: 3_600_000 });
     expect(ServiceUnavailableError.isInstance(error)).toBe(true);
-    const attempts = sandbox.faults().find((fault) => fault.faultId === faultId)?.fired ?? 0;
     expect(attempts).toBeLessThanOrEqual(5);
   });
 
