@@ -186,7 +186,11 @@ describe("Charges: earlier attempts", () => {
       attempt: 2,
     });
     expect(after).toMatchObject({ attempt: 2, status: "captured" });
-    expect(await charges.startNextAttempt(charge.reference, order)).toMatchObject({ attempt: 2 });
+    // Not failed: no attempt 3, and this call started nothing.
+    expect(await charges.startNextAttempt(charge.reference, order)).toMatchObject({
+      charge: { attempt: 2 },
+      started: false,
+    });
   });
 
   it("a redelivered authorization.failed of attempt 1 neither fails attempt 2 nor gives it its id", async () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { MemoryChargeStore } from "../src/index.js";
 import type { PaymentAlert } from "../src/reconcile/alerts.js";
 import { call, charge, startShopApp, useShops } from "./support/shop.js";
@@ -11,6 +11,8 @@ import { call, charge, startShopApp, useShops } from "./support/shop.js";
 const shops = useShops();
 const { shop } = shops;
 const HOUR = 3_600_000;
+// A test that fails half-way must not leave its faults to the next one.
+afterEach(() => shops.sandbox().clearFaults());
 
 describe("keys bind the order reference to the customer", () => {
   it("a reference another customer reuses after a restart is charged on their own token, never answered with someone else's charge", async () => {
@@ -79,6 +81,46 @@ describe("unknown outcomes are resolved, or handed to a person, never charged tw
       authorizationId: authorization!.authorizationId,
     });
     expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+  });
+
+  it("a resend while nothing reaches the service is still 'confirming', never 'nothing was charged'", async () => {
+    const { data, app } = await shop({
+      receiveWebhooks: false,
+      reconcileIntervalMs: 0,
+      clientOptions: { maxRetries: 1 },
+    });
+    const customer = data.customer();
+    const cartId = data.cart(customer);
+    const sandbox = shops.sandbox();
+    sandbox.injectFault({
+      kind: "drop_after_commit",
+      match: { path: "/purchase/authorizations" },
+      count: null,
+    });
+    expect((await charge(app, customer, { cartId })).json.type).toBe(
+      "urn:purchase-auth:problem:payment-confirming",
+    );
+    sandbox.clearFaults();
+    // The service took the money; the answer was lost.
+    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId }).map((a) => a.status)).toEqual([
+      "Succeeded",
+    ]);
+
+    // The shopper comes back while the token endpoint is down: this request reaches nothing, but
+    // the key it would resend may have taken effect (it had), so the outcome is still unknown.
+    sandbox.injectFault({ kind: "revoke_access_token", count: null });
+    sandbox.injectFault({ kind: "token_endpoint_down", count: null });
+    const again = await charge(app, customer, { cartId });
+    expect(again.json.type).toBe("urn:purchase-auth:problem:payment-confirming");
+    // The reconciler's pass in the same outage resolves nothing and says so.
+    const report = await app.router.reconcile();
+    expect(report).toMatchObject({ examined: 1, resolved: 0, stillUnknown: 1 });
+    sandbox.clearFaults();
+    expect(await app.router.reconcile()).toMatchObject({ resolved: 1 });
+    expect(await app.router.store.findByReference(data.referenceOf(cartId))).toMatchObject({
+      status: "captured",
+    });
+    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
   });
 
   it("leaves a charge that a request of this process is sending to that request", async () => {

@@ -103,6 +103,21 @@ describe("router.charge: a server-side charge of a stored token", () => {
     expect(new Set(keys).size).toBe(2);
   });
 
+  it("of two calls after a decline, only the one that started the next attempt says so", async () => {
+    const { data, app } = await shop();
+    const customer = data.customer({ failNextAttempts: ["PAYMENT_FAILED"] });
+    const order = reorder();
+    await app.router.charge({ customer, order }).catch(() => undefined);
+    const [a, b] = await Promise.all([
+      app.router.charge({ customer, order }),
+      app.router.charge({ customer, order }),
+    ]);
+    expect(a.charge.authorizationId).toBe(b.charge.authorizationId);
+    expect([a.started, b.started].filter(Boolean)).toHaveLength(1);
+    // Attempt 1 declined, attempt 2 once.
+    expect(data.sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(2);
+  });
+
   it("refuses a wrong field by name before anything is sent", async () => {
     const { data, app } = await shop();
     const customer = data.customer();

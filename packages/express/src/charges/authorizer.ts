@@ -70,17 +70,25 @@ export class Authorizer {
     return this.#inFlight.has(slotOf(charge));
   }
 
-  send(charge: ChargeRecord, request?: AuthorizationRequest): Promise<ChargeRecord> {
+  send(
+    charge: ChargeRecord,
+    request?: AuthorizationRequest,
+    sending: "first" | "resend" = "resend",
+  ): Promise<ChargeRecord> {
     const slot = slotOf(charge);
     let call = this.#inFlight.get(slot);
     if (!call) {
-      call = this.#send(charge, request).finally(() => this.#inFlight.delete(slot));
+      call = this.#send(charge, request, sending).finally(() => this.#inFlight.delete(slot));
       this.#inFlight.set(slot, call);
     }
     return call;
   }
 
-  async #send(charge: ChargeRecord, rebuilt: AuthorizationRequest | undefined): Promise<ChargeRecord> {
+  async #send(
+    charge: ChargeRecord,
+    rebuilt: AuthorizationRequest | undefined,
+    sending: "first" | "resend",
+  ): Promise<ChargeRecord> {
     const { options, charges } = this.#deps;
     // Only an attempt whose authorization is not known is ever sent: a charge past pending has
     // dropped its write-ahead record, and a key derived again could be one the service never saw.
@@ -88,7 +96,7 @@ export class Authorizer {
     const pending = charge.pendingAuthorization ?? legacyPending(charge, rebuilt, options);
     if (pending === undefined || !this.canResend(pending)) return this.markNeedsReview(charge);
     try {
-      const result = await this.#create(pending);
+      const result = await this.#create(pending, sending);
       const news: ChargeNews =
         result.synchronous && result.orderId !== undefined
           ? {
@@ -123,16 +131,21 @@ export class Authorizer {
    * (no signal or timer per charge), with an abort signal for a client from another copy of core
    * (an app's own dependency, perhaps a release that ignores `deadlineMs`).
    */
-  #create(pending: PendingAuthorization): Promise<CreateAuthorizationResult> {
+  #create(pending: PendingAuthorization, sending: "first" | "resend"): Promise<CreateAuthorizationResult> {
     // Typed as ours, but `options.ts` also accepts a client from another copy of core.
     const client: Pick<PurchaseAuthClient, "authorizations"> = this.#deps.options.client;
-    const { timeoutMs } = this.#deps.options;
+    const { timeoutMs, now } = this.#deps.options;
     const { request, idempotencyKey } = pending;
+    // A key that may have been sent before may have taken effect: told so, core can only answer
+    // done, refused by the service about that key, or unknown (never "not sent"). Not later than
+    // now, so a clock that differs from the client's cannot make it look like the future.
+    const sentBefore =
+      sending === "first" ? {} : { firstSentAt: new Date(Math.min(Date.parse(pending.firstSentAt), now())) };
     if (client instanceof PurchaseAuthClient) {
-      return client.authorizations.create(request, { idempotencyKey, deadlineMs: timeoutMs });
+      return client.authorizations.create(request, { idempotencyKey, deadlineMs: timeoutMs, ...sentBefore });
     }
     return withTimeout(timeoutMs, (signal) =>
-      client.authorizations.create(request, { idempotencyKey, signal }),
+      client.authorizations.create(request, { idempotencyKey, signal, ...sentBefore }),
     );
   }
 

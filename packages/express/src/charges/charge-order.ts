@@ -69,6 +69,8 @@ export async function chargeOrder(deps: Deps, input: OrderToCharge): Promise<Cha
     throw problem("conflict", 409, "Order conflict", "This order cannot be paid from your account.");
   }
   let charge = stored;
+  /** True when this call created the charge or started its current attempt: nobody sent it before. */
+  let startsAttempt = created;
   if (charge.status === "failed") {
     // The previous attempt definitely failed: a new attempt, with the next key, for the order as
     // built now. (If another request started it first, it must be for the same order.)
@@ -76,7 +78,9 @@ export async function chargeOrder(deps: Deps, input: OrderToCharge): Promise<Cha
       ...order,
       pendingAuthorization: (attempt: number) => authorizer.pendingFor(request, reference, attempt),
     };
-    charge = (await charges.startNextAttempt(reference, next)) ?? charge;
+    const nextAttempt = await charges.startNextAttempt(reference, next);
+    charge = nextAttempt.charge ?? charge;
+    startsAttempt = nextAttempt.started;
     if (charge.status !== "failed") assertSameOrder(charge, order);
     // Another request started (and perhaps finished) that attempt while this one waited for the
     // store: it is theirs to send. Sending it from here could use a key its record no longer holds.
@@ -95,8 +99,7 @@ export async function chargeOrder(deps: Deps, input: OrderToCharge): Promise<Cha
   }
   // A new charge, or one whose create call has no known answer yet (a crash, a timeout, or a
   // concurrent click): sent with the attempt's key, so the service performs it at most once.
-  const startsAttempt = created || charge.attempt > stored.attempt;
-  const updated = await authorizer.send(charge, request);
+  const updated = await authorizer.send(charge, request, startsAttempt ? "first" : "resend");
   return { charge: updated, started: startsAttempt };
 }
 

@@ -98,9 +98,22 @@ export class Charges {
     }
   }
 
-  /** Starts the next attempt of a failed charge, for `order`; returns the charge as it is afterwards. */
-  async startNextAttempt(reference: string, order: NextAttemptOrder): Promise<ChargeRecord | undefined> {
-    return (await this.#update(reference, (charge) => startNextAttempt(charge, order, new Date()))).charge;
+  /**
+   * Starts the next attempt of a failed charge, for `order`; returns the charge as it is afterwards,
+   * and whether this call started that attempt (false when another request already had).
+   */
+  async startNextAttempt(
+    reference: string,
+    order: NextAttemptOrder,
+  ): Promise<{ charge: ChargeRecord | undefined; started: boolean }> {
+    // The last computation decides: the loop ends when it is stored, or when it changes nothing.
+    let started = false;
+    const { charge } = await this.#update(reference, (current) => {
+      const next = startNextAttempt(current, order, new Date());
+      started = next !== undefined;
+      return next;
+    });
+    return { charge, started };
   }
 
   /**

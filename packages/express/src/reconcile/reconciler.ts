@@ -1,4 +1,4 @@
-import { OutcomeUnknownError, PurchaseAuthError } from "@purchase-auth/core";
+import { IdempotencyWindowPassedError, PurchaseAuthError } from "@purchase-auth/core";
 import type { Authorizer } from "../charges/authorizer.js";
 import type { Charges } from "../charges/charges.js";
 import type { ResolvedOptions } from "../options.js";
@@ -105,11 +105,14 @@ export class Reconciler {
         await this.#authorizer.send(charge);
         report.resolved++;
       } catch (error) {
-        if (OutcomeUnknownError.isInstance(error) || !PurchaseAuthError.isInstance(error)) {
-          report.stillUnknown++;
-        } else {
+        if (PurchaseAuthError.isInstance(error) && error.outcome === "refused") {
           // A definite refusal: recorded on the charge by the authorizer.
           report.resolved++;
+        } else if (IdempotencyWindowPassedError.isInstance(error)) {
+          report.needsReview++; // the authorizer gave the charge up to review
+        } else {
+          // Unknown, or nothing reached the service this time (its token endpoint was down, say).
+          report.stillUnknown++;
         }
       }
     }
