@@ -59,17 +59,20 @@ export class Authorizer {
     return age < this.#deps.options.resendWindowMs;
   }
 
-  /**
-   * Sends the charge's current attempt once per process (other instances meet at the key) and
-   * returns the charge as stored afterwards. A key past its window is not sent: the charge moves to
-   * `needs_review` and an alert is raised. Throws the client's error when the outcome is not
-   * definite (the charge stays pending for the same key) or when it was refused (recorded first).
-   */
   /** True while this process is sending the charge's current attempt (its request will record the outcome). */
   isSending(charge: ChargeRecord): boolean {
     return this.#inFlight.has(slotOf(charge));
   }
 
+  /**
+   * Sends the charge's current attempt once per process (other instances meet at the key) and
+   * returns the charge as stored afterwards. Only a pending attempt without an authorization id is
+   * sent; any other charge comes back as it is. A key past its window is not sent: the charge moves
+   * to `needs_review` and an alert is raised. Throws the client's error when the outcome is not
+   * definite (the charge stays pending for the same key) or when it was refused (recorded first).
+   * `sending`: "first" only from the request that created the attempt (nobody can have sent it
+   * before); otherwise core is told when the key was first sent.
+   */
   send(
     charge: ChargeRecord,
     request?: AuthorizationRequest,
