@@ -55,7 +55,11 @@ describe("keys bind the order reference to the customer", () => {
 });
 
 describe("unknown outcomes are resolved, or handed to a person, never charged twice", () => {
-  it("a lost answer is resolved by the reconciler with the same key, without the shopper", async () => {
+  /**
+   * A shop with the reconciler off whose first charge lost its answer after the service took the
+   * money: the shopper saw 503 "confirming" and the charge is pending for the same key.
+   */
+  async function chargeWithLostAnswer() {
     const { data, app } = await shop({
       receiveWebhooks: false,
       reconcileIntervalMs: 0,
@@ -63,49 +67,38 @@ describe("unknown outcomes are resolved, or handed to a person, never charged tw
     });
     const customer = data.customer();
     const cartId = data.cart(customer);
-    shops
-      .sandbox()
-      .injectFault({ kind: "drop_after_commit", match: { path: "/purchase/authorizations" }, count: null });
-    const lost = await charge(app, customer, { cartId });
-    expect(lost.status).toBe(503);
-    expect(await app.router.store.findByReference(data.referenceOf(cartId))).toMatchObject({
-      status: "pending",
-    });
-    shops.sandbox().clearFaults();
-
-    const report = await app.router.reconcile();
-    expect(report).toMatchObject({ examined: 1, resolved: 1, needsReview: 0 });
-    const [authorization] = shops.sandbox().authorizations({ merchantId: data.merchant.merchantId });
-    expect(await app.router.store.findByReference(data.referenceOf(cartId))).toMatchObject({
-      status: "captured",
-      authorizationId: authorization!.authorizationId,
-    });
-    expect(shops.sandbox().authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
-  });
-
-  it("a resend while nothing reaches the service is still 'confirming', never 'nothing was charged'", async () => {
-    const { data, app } = await shop({
-      receiveWebhooks: false,
-      reconcileIntervalMs: 0,
-      clientOptions: { maxRetries: 1 },
-    });
-    const customer = data.customer();
-    const cartId = data.cart(customer);
+    const reference = data.referenceOf(cartId);
     const sandbox = shops.sandbox();
     sandbox.injectFault({
       kind: "drop_after_commit",
       match: { path: "/purchase/authorizations" },
       count: null,
     });
-    expect((await charge(app, customer, { cartId })).json.type).toBe(
-      "urn:purchase-auth:problem:payment-confirming",
-    );
+    const lost = await charge(app, customer, { cartId });
     sandbox.clearFaults();
-    // The service took the money; the answer was lost.
+    expect(lost.status).toBe(503);
+    expect(lost.json.type).toBe("urn:purchase-auth:problem:payment-confirming");
+    expect(await app.router.store.findByReference(reference)).toMatchObject({ status: "pending" });
     expect(sandbox.authorizations({ merchantId: data.merchant.merchantId }).map((a) => a.status)).toEqual([
       "Succeeded",
     ]);
+    return { data, app, customer, cartId, reference, sandbox };
+  }
 
+  it("a lost answer is resolved by the reconciler with the same key, without the shopper", async () => {
+    const { data, app, reference, sandbox } = await chargeWithLostAnswer();
+    const report = await app.router.reconcile();
+    expect(report).toMatchObject({ examined: 1, resolved: 1, needsReview: 0 });
+    const [authorization] = sandbox.authorizations({ merchantId: data.merchant.merchantId });
+    expect(await app.router.store.findByReference(reference)).toMatchObject({
+      status: "captured",
+      authorizationId: authorization!.authorizationId,
+    });
+    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+  });
+
+  it("a resend while nothing reaches the service is still 'confirming', never 'nothing was charged'", async () => {
+    const { data, app, customer, cartId, reference, sandbox } = await chargeWithLostAnswer();
     // The shopper comes back while the token endpoint is down: this request reaches nothing, but
     // the key it would resend may have taken effect (it had), so the outcome is still unknown.
     sandbox.injectFault({ kind: "revoke_access_token", count: null });
@@ -117,9 +110,7 @@ describe("unknown outcomes are resolved, or handed to a person, never charged tw
     expect(report).toMatchObject({ examined: 1, resolved: 0, stillUnknown: 1 });
     sandbox.clearFaults();
     expect(await app.router.reconcile()).toMatchObject({ resolved: 1 });
-    expect(await app.router.store.findByReference(data.referenceOf(cartId))).toMatchObject({
-      status: "captured",
-    });
+    expect(await app.router.store.findByReference(reference)).toMatchObject({ status: "captured" });
     expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
   });
 
