@@ -10,9 +10,14 @@ export function isDecimalString(value: string): boolean {
 
 /** Number of digits after the decimal point of a decimal string ("1.50" → 2, "7" → 0). */
 export function fractionDigits(value: string): number {
-  const match = DECIMAL.exec(value);
-  if (!match) throw new RangeError(`"${value}" is not a decimal number`);
-  return match[3]?.length ?? 0;
+  if (!DECIMAL.test(value)) throw new RangeError(`"${value}" is not a decimal number`);
+  return digitsAfterPoint(value);
+}
+
+/** `fractionDigits` of a string already known to be a decimal string (a schema checked it). */
+export function digitsAfterPoint(decimal: string): number {
+  const point = decimal.indexOf(".");
+  return point === -1 ? 0 : decimal.length - point - 1;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CURRENCY_CODES } from "../money/currencies.js";
-import { isDecimalString } from "../money/decimal.js";
+import { digitsAfterPoint, isDecimalString } from "../money/decimal.js";
 import { ruleCheck } from "../validation/issues.js";
 
 const GUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -29,7 +29,7 @@ export function decimalStringSchema(options: { maxDecimals: number; min?: number
     .refine(isDecimalString, { ...ruleCheck("decimal", "must be a decimal number"), abort: true })
     .refine(
       // The value is a decimal string here (the check above aborts): count after the point.
-      (value) => decimalsOfDecimalString(value) <= maxDecimals,
+      (value) => digitsAfterPoint(value) <= maxDecimals,
       ruleCheck("decimals", `must have at most ${maxDecimals} decimals`),
     );
   const withMin =
@@ -39,11 +39,6 @@ export function decimalStringSchema(options: { maxDecimals: number; min?: number
   return max === undefined
     ? withMin
     : withMin.refine((value) => Number(value) <= max, ruleCheck("max", `must be at most ${max}`));
-}
-
-function decimalsOfDecimalString(value: string): number {
-  const point = value.indexOf(".");
-  return point === -1 ? 0 : value.length - point - 1;
 }
 
 /** A whole number carried as a string ("3"), within inclusive bounds. */
