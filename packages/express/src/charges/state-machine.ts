@@ -201,11 +201,11 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
       }
       break;
   }
-  // A retry reason means nothing once the authorization succeeded.
-  if (!KEEPS_REASON.includes(next.status)) delete next.reason;
-  // Nor does the create call once it succeeded: it is never sent again, and kept it was most of
-  // what a settled charge holds (the memory store keeps tens of thousands).
-  if (next.pendingAuthorization !== undefined && !KEEPS_PENDING_CALL.includes(next.status)) {
+  // Once the authorization succeeded, a retry reason means nothing, nor does the create call: it
+  // is never sent again, and kept it was most of what a settled charge holds (the memory store
+  // keeps tens of thousands).
+  if (!NOT_AUTHORIZED.includes(next.status)) {
+    delete next.reason;
     delete next.pendingAuthorization;
   }
 
@@ -215,14 +215,12 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
   return next;
 }
 
-/** The statuses whose `reason` still means something (why it failed, or why it is retrying). */
-const KEEPS_REASON: ReadonlyArray<ChargeStatus> = ["pending", "failed", "needs_review"];
-
 /**
- * The statuses whose create call may still matter: still to be resent (pending), to look up by
- * hand (needs_review), or what was refused (failed; the next attempt records its own).
+ * The statuses in which the attempt's authorization has not succeeded: its `reason` still means
+ * something (why it failed, or why it is retrying), and so may its create call (still to be resent,
+ * to look up by hand under review, or what was refused).
  */
-const KEEPS_PENDING_CALL: ReadonlyArray<ChargeStatus> = ["pending", "failed", "needs_review"];
+const NOT_AUTHORIZED: ReadonlyArray<ChargeStatus> = ["pending", "failed", "needs_review"];
 
 /** Moves the charge to `status` if that is forward. (A function, not a closure per news.) */
 function moveTo(next: ChargeRecord, status: ChargeStatus): void {

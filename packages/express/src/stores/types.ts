@@ -152,10 +152,11 @@ export interface ChargeStore {
 
   /**
    * Charges past `pending` that know their authorization id while events about it are stored
-   * unapplied, in order of reference after `afterReference` (the reconciler pages through them, so
-   * charges whose events keep failing cannot hide the others), at most `limit`: a crash between recording the id and applying the
-   * events that arrived first leaves exactly that (an authorized charge whose `order.captured` was
-   * acknowledged, so the service never sends it again). Optional, like `listPending`.
+   * unapplied, in order of reference after `afterReference`, at most `limit` (the reconciler pages
+   * through them, so charges whose events keep failing cannot hide the others). A crash between
+   * recording the id and applying the events that arrived first leaves exactly that: an authorized
+   * charge whose `order.captured` was acknowledged, so the service never sends it again. Optional,
+   * like `listPending`.
    */
   listWithUnappliedEvents?(limit: number, afterReference?: string): Promise<ChargeRecord[]>;
 }
