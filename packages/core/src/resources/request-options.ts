@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import { UnexpectedResponseError, ValidationError } from "../errors/errors.js";
 import type { HttpResponse } from "../http/transport.js";
 import { newIdempotencyKey } from "../idempotency/keys.js";
@@ -46,12 +46,12 @@ export function resolveFirstSentAt(options: WriteOptions | undefined): { firstSe
   return { firstSentAt: value };
 }
 
-/** The most `deadlineMs` may be: the most the client's own `deadlineMs` may be. */
-const MAX_DEADLINE_MS = 3_600_000;
+/** A call's `deadlineMs`: at most what the client's own `deadlineMs` may be. */
+const deadlineMsSchema = z.number().int().min(1).max(3_600_000);
 
 /**
  * The options every call hands the executor (`signal`, `deadlineMs`), checked before any network
- * call: a wrong `deadlineMs` throws a `ValidationError` naming it.
+ * call: a wrong `deadlineMs` throws a `ValidationError` naming it and the rule it breaks.
  */
 export function callLimits(options: RequestOptions | undefined): {
   signal?: AbortSignal;
@@ -60,23 +60,8 @@ export function callLimits(options: RequestOptions | undefined): {
   if (options === undefined) return {};
   const { signal, deadlineMs } = options;
   if (deadlineMs === undefined) return signal === undefined ? {} : { signal };
-  const rule = !Number.isInteger(deadlineMs)
-    ? "integer"
-    : deadlineMs < 1
-      ? "min"
-      : deadlineMs > MAX_DEADLINE_MS
-        ? "max"
-        : undefined;
-  if (rule !== undefined) {
-    throw new ValidationError([
-      {
-        path: "deadlineMs",
-        rule,
-        message: `deadlineMs must be a whole number of milliseconds from 1 to ${MAX_DEADLINE_MS}`,
-      },
-    ]);
-  }
-  return signal === undefined ? { deadlineMs } : { signal, deadlineMs };
+  const checked = parseOrThrow(deadlineMsSchema, deadlineMs, "deadlineMs");
+  return signal === undefined ? { deadlineMs: checked } : { signal, deadlineMs: checked };
 }
 
 /** A check for `Call.accepts`: the 2xx body parses with `schema`. */
