@@ -44,13 +44,7 @@ const ARRIVAL_KINDS: readonly FaultKind[] = [
   "rate_limited",
 ];
 const IDEMPOTENT_ARRIVAL_KINDS: readonly FaultKind[] = [...ARRIVAL_KINDS, "in_progress"];
-const TOKEN_ENDPOINT_KINDS: readonly FaultKind[] = [
-  "reset_before_processing",
-  "unavailable",
-  "token_endpoint_down",
-  "gateway_error",
-  "rate_limited",
-];
+const TOKEN_ENDPOINT_KINDS: readonly FaultKind[] = [...ARRIVAL_KINDS, "token_endpoint_down"];
 const REVOKE_KINDS: readonly FaultKind[] = ["revoke_access_token"];
 const LATENCY_KINDS: readonly FaultKind[] = ["latency"];
 
