@@ -75,6 +75,29 @@ describe("synchronous charges (timing now)", () => {
     expect(status.json.status).toBe("captured");
   });
 
+  it("answers JSON that is never cached and carries no ETag (a charge changes with every webhook)", async () => {
+    const { data, app } = await shop();
+    const customer = data.customer();
+    const cartId = data.cart(customer, [{ sku: "grinder", quantity: 1 }]);
+
+    const reply = await charge(app, customer, { cartId });
+    const path = `/charges/${reply.json.authorizationId}`;
+    const status = await call(app, "GET", path, { customer });
+    const head = await call(app, "HEAD", path, { customer });
+
+    for (const answer of [reply, status, head]) {
+      expect(answer.headers["content-type"]).toBe("application/json; charset=utf-8");
+      expect(answer.headers["cache-control"]).toBe("no-store");
+      expect(answer.headers.etag).toBeUndefined();
+    }
+    expect(Number(reply.headers["content-length"])).toBe(Buffer.byteLength(reply.text));
+    expect(status.json).toMatchObject({ status: "captured", reference: data.referenceOf(cartId) });
+    // HEAD: the GET's headers, no body.
+    expect(head.status).toBe(200);
+    expect(head.text).toBe("");
+    expect(head.headers["content-length"]).toBe(status.headers["content-length"]);
+  });
+
   it("answers 202-style pending when the token needs a challenge, then the webhook settles it", async () => {
     const { data, app } = await shop();
     const customer = data.customer({ needsChallenge: true });

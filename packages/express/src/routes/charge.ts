@@ -5,6 +5,7 @@ import { chargeOrder } from "../charges/charge-order.js";
 import { chargeView } from "../charges/view.js";
 import { asyncHandler } from "../http/async-handler.js";
 import { readJsonBody } from "../http/body.js";
+import { answerJson } from "../http/json-answer.js";
 import { isThenable, requireCustomer } from "../http/guards.js";
 import type { BuiltOrder, ChargeInput, ResolvedOptions } from "../options.js";
 import { problem } from "../problems.js";
@@ -43,7 +44,7 @@ export function chargeRoute(ctx: RouteContext): RequestHandler {
       timing: input.timing,
       ...(input.schedule === undefined ? {} : { schedule: options.schedules[input.schedule]! }),
     });
-    res.status(started ? 201 : 200).json(chargeView(charge));
+    answerJson(res, started ? 201 : 200, chargeView(charge));
   });
 }
 

@@ -17,6 +17,7 @@ import { chargeView } from "../charges/view.js";
 import { asyncHandler } from "../http/async-handler.js";
 import { readJsonBody } from "../http/body.js";
 import { chargeNotFound, requireMerchant } from "../http/guards.js";
+import { answerJson } from "../http/json-answer.js";
 import { withTimeout } from "../http/timeout.js";
 import { problem } from "../problems.js";
 import type { MerchantOperation, OperationRecord } from "../stores/types.js";
@@ -171,7 +172,7 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       operationNews(sequence, fingerprint, "done"),
       orderNews(charge.authorizationId!, order),
     );
-    res.status(200).json({
+    answerJson(res, 200, {
       ...chargeView(updated ?? charge),
       operation: { name: operation, sequence, outcome },
       order: {

@@ -1,6 +1,7 @@
 import { WebhookVerificationError } from "@purchase-auth/core";
 import express, { type RequestHandler } from "express";
 import { asyncHandler } from "../http/async-handler.js";
+import { answerJson } from "../http/json-answer.js";
 import { problem } from "../problems.js";
 import type { RouteContext } from "./context.js";
 
@@ -29,7 +30,7 @@ export function webhookRoute(ctx: RouteContext): RequestHandler[] {
       });
     } catch (error) {
       if (WebhookVerificationError.isInstance(error) && error.failure === "unsupported_event") {
-        res.status(200).json({ received: true, outcome: "unsupported" });
+        answerJson(res, 200, { received: true, outcome: "unsupported" });
         return;
       }
       if (WebhookVerificationError.isInstance(error)) {
@@ -38,7 +39,7 @@ export function webhookRoute(ctx: RouteContext): RequestHandler[] {
       throw error;
     }
     const outcome = await charges.receiveWebhook(event);
-    res.status(200).json({ received: true, outcome });
+    answerJson(res, 200, { received: true, outcome });
   });
 
   return [rawBody, receive];
