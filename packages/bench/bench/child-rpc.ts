@@ -15,6 +15,14 @@ export interface RpcChild<Method extends string> {
   close(): Promise<void>;
 }
 
+/**
+ * `BENCH_CPU_PROF=<dir>` profiles every child (`--cpu-prof`): one `.cpuprofile` per process in
+ * `<dir>`, written when the child exits at the end of its row.
+ */
+const profiling = process.env.BENCH_CPU_PROF
+  ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+  : [];
+
 /** Forks `entry` (with `args`) and waits for its `{ ready }` message. */
 export async function forkRpcChild<Method extends string>(
   entry: string,
@@ -22,7 +30,7 @@ export async function forkRpcChild<Method extends string>(
 ): Promise<RpcChild<Method | "close">> {
   const child = fork(entry, options.args ?? [], {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
-    execArgv: options.execArgv ?? [],
+    execArgv: [...(options.execArgv ?? []), ...profiling],
   });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   let nextId = 1;
