@@ -30,6 +30,12 @@ export interface ChargesDeps {
 /** What became of a webhook event. */
 export type WebhookOutcome = "applied" | "duplicate" | "ignored" | "parked";
 
+/** A charge after stored events were applied to it, and how many of them were marked applied. */
+export interface AppliedEvents<Charge = ChargeRecord | undefined> {
+  charge: Charge;
+  eventsApplied: number;
+}
+
 /** Compare-and-set rounds before giving up; each lost round means another writer made progress. */
 const MAX_ROUNDS = 25;
 
@@ -50,7 +56,7 @@ export class Charges {
    * waiting for it) are applied too: a webhook can outrun the answer to the create call.
    */
   async apply(reference: string, ...news: ChargeNews[]): Promise<ChargeRecord | undefined> {
-    return this.#applyWithParked(reference, news, undefined);
+    return (await this.#applyWithParked(reference, news, undefined)).charge;
   }
 
   /**
@@ -63,7 +69,7 @@ export class Charges {
     reference: string,
     news: ChargeNews[],
     ownEvent: WebhookEvent | undefined,
-  ): Promise<ChargeRecord | undefined> {
+  ): Promise<AppliedEvents> {
     // Events parked for an authorization id this news may teach the charge are folded into the
     // same stored change: a crash can never leave the id recorded and their news not applied.
     const id = firstAuthorizationIdOf(news);
@@ -74,28 +80,43 @@ export class Charges {
     if (parked.length > 0) allNews = [...news, ...parked.flatMap((stored) => newsOf(stored.event) ?? [])];
     const { charge, learntAuthorizationId } = await this.#applyNews(reference, allNews);
     if (ownEvent !== undefined) await this.#deps.onEvent?.(ownEvent, charge);
-    if (learntAuthorizationId && charge) await this.#markParkedApplied(parked, charge);
-    if (ownEvent !== undefined) await this.#deps.store.markEventApplied(ownEvent.id);
-    if (!learntAuthorizationId || !charge) return charge;
+    // Their news is in this change even when it taught the charge no id (it knew it already, or it
+    // is an earlier attempt's): left unapplied, the next event of that id folded them in again and
+    // raised their alerts (unexpected_authorization) a second time. A crash before they are marked
+    // still leaves them to be applied again, and to alert again: twice is better than never.
+    let eventsApplied = charge ? await this.#markParkedApplied(parked, charge) : 0;
+    if (ownEvent !== undefined) {
+      await this.#deps.store.markEventApplied(ownEvent.id);
+      eventsApplied++;
+    }
+    if (!learntAuthorizationId || !charge) return { charge, eventsApplied };
     // Events that arrived between the read above and the change: applied one by one. (A parked
     // event whose listener just failed waits for the next trigger.)
-    return this.#applyWaitingEvents(charge, new Set(parked.map((stored) => stored.id)));
+    const waiting = await this.#applyWaitingEvents(charge, new Set(parked.map((stored) => stored.id)));
+    return { charge: waiting.charge, eventsApplied: eventsApplied + waiting.eventsApplied };
   }
 
-  /** The parked events folded into a change: their listeners run, and they are marked applied. */
-  async #markParkedApplied(parked: readonly StoredWebhookEvent[], charge: ChargeRecord): Promise<void> {
+  /**
+   * The parked events folded into a change: their listeners run, and they are marked applied.
+   * Returns how many were marked.
+   */
+  async #markParkedApplied(parked: readonly StoredWebhookEvent[], charge: ChargeRecord): Promise<number> {
+    let marked = 0;
     for (const stored of parked) {
       try {
         await this.#deps.onEvent?.(stored.event, charge);
         await this.#deps.store.markEventApplied(stored.id);
+        marked++;
       } catch (error) {
-        // Already applied to the charge; the event stays unapplied and is applied again (harmless).
+        // Already applied to the charge; the event stays unapplied and is applied again (harmless,
+        // but its unexpected_authorization alert, if any, may be raised again: better than never).
         this.#deps.logger.error?.("purchase-auth: a parked webhook event's listener failed", {
           eventId: stored.id,
           error: String(error),
         });
       }
     }
+    return marked;
   }
 
   /**
@@ -136,7 +157,8 @@ export class Charges {
     }
     const charge = await this.#chargeFor(event, authorizationId);
     if (!charge) return "parked";
-    const applied = await this.#applyEvent(charge.reference, event, charge.authorizationId === undefined);
+    const mayTeachId = charge.authorizationId === undefined;
+    const { charge: applied } = await this.#applyEvent(charge.reference, event, mayTeachId);
     // Events of this authorization that an earlier failure left unapplied get another chance.
     if (applied?.authorizationId !== undefined) await this.#applyWaitingEvents(applied);
     return "applied";
@@ -147,16 +169,30 @@ export class Charges {
    * application failed); returns the charge as it is afterwards. Never throws for an event.
    */
   async retryWaitingEvents(charge: ChargeRecord): Promise<ChargeRecord> {
-    if (charge.authorizationId === undefined) return charge;
+    return (await this.retryWaitingEventsCounted(charge)).charge;
+  }
+
+  /**
+   * `retryWaitingEvents`, and how many stored events it marked applied, whether or not they changed
+   * the charge (news already applied, or news about an earlier attempt, changes nothing).
+   */
+  async retryWaitingEventsCounted(charge: ChargeRecord): Promise<AppliedEvents<ChargeRecord>> {
+    if (charge.authorizationId === undefined) return { charge, eventsApplied: 0 };
     return this.#applyWaitingEvents(charge);
   }
 
-  async #applyWaitingEvents(charge: ChargeRecord, skip?: ReadonlySet<string>): Promise<ChargeRecord> {
+  async #applyWaitingEvents(
+    charge: ChargeRecord,
+    skip?: ReadonlySet<string>,
+  ): Promise<AppliedEvents<ChargeRecord>> {
     let latest = charge;
+    let eventsApplied = 0;
     for (const stored of await this.#deps.store.unappliedEvents(charge.authorizationId!)) {
       if (skip?.has(stored.id)) continue;
       try {
-        latest = (await this.#applyEvent(charge.reference, stored.event)) ?? latest;
+        const applied = await this.#applyEvent(charge.reference, stored.event);
+        latest = applied.charge ?? latest;
+        eventsApplied += applied.eventsApplied;
       } catch (error) {
         // The charge learnt its id either way; a failing listener must not fail the caller (a
         // shopper's request, or another event's delivery). The event stays stored, unapplied.
@@ -166,15 +202,14 @@ export class Charges {
         });
       }
     }
-    return latest;
+    return { charge: latest, eventsApplied };
   }
 
-  /** Applies a stored event; `mayTeachId`: the charge did not know its authorization id when read. */
-  async #applyEvent(
-    reference: string,
-    event: WebhookEvent,
-    mayTeachId = false,
-  ): Promise<ChargeRecord | undefined> {
+  /**
+   * Applies a stored event; `mayTeachId`: the charge did not know its authorization id when read.
+   * Counts it once marked applied, with the events it applied along.
+   */
+  async #applyEvent(reference: string, event: WebhookEvent, mayTeachId = false): Promise<AppliedEvents> {
     const news = newsOf(event);
     // An event that may teach the charge its authorization id (authorization.succeeded, matched by
     // reference) takes the events parked for that id into the same change, as an answer does: a
@@ -188,7 +223,9 @@ export class Charges {
     await this.#deps.onEvent?.(event, charge);
     await this.#deps.store.markEventApplied(event.id);
     // Marked first, so the events waiting for this id do not include this one.
-    return learntAuthorizationId && charge ? this.#applyWaitingEvents(charge) : charge;
+    if (!learntAuthorizationId || !charge) return { charge, eventsApplied: 1 };
+    const waiting = await this.#applyWaitingEvents(charge);
+    return { charge: waiting.charge, eventsApplied: 1 + waiting.eventsApplied };
   }
 
   async #applyNews(reference: string, news: ChargeNews[]) {

@@ -17,7 +17,11 @@ export interface ReconcileReport {
   stillUnknown: number;
   /** Given up to review: past the idempotency window, never sent again. */
   needsReview: number;
-  /** Charges whose parked webhook events were applied. */
+  /**
+   * Stored webhook events this pass applied (marked applied): events that a crash or a failing
+   * listener had left unapplied, counted one by one, whether or not they changed their charge
+   * (news already applied changes nothing). An event whose listener failed again is not counted.
+   */
   eventsApplied: number;
 }
 
@@ -91,8 +95,7 @@ export class Reconciler {
       report.examined++;
       if (charge.authorizationId !== undefined) {
         // Accepted (202): the outcome comes by webhook; apply what a crash may have left parked.
-        const after = await this.#charges.retryWaitingEvents(charge);
-        if (after.version !== charge.version) report.eventsApplied++;
+        report.eventsApplied += (await this.#charges.retryWaitingEventsCounted(charge)).eventsApplied;
         continue;
       }
       const pending = charge.pendingAuthorization;
@@ -123,8 +126,7 @@ export class Reconciler {
     for (const charge of unapplied) {
       if (charge.status === "pending" || this.#authorizer.isSending(charge)) continue;
       report.examined++;
-      const after = await this.#charges.retryWaitingEvents(charge);
-      if (after.version !== charge.version) report.eventsApplied++;
+      report.eventsApplied += (await this.#charges.retryWaitingEventsCounted(charge)).eventsApplied;
     }
     if (report.needsReview + report.resolved + report.stillUnknown + report.eventsApplied > 0) {
       logger.info?.("purchase-auth: reconcile pass", { ...report });

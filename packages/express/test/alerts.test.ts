@@ -1,0 +1,150 @@
+import { randomUUID } from "node:crypto";
+import { signWebhook, verifyWebhook } from "@purchase-auth/core";
+import { describe, expect, it } from "vitest";
+import { Charges } from "../src/charges/charges.js";
+import { ChargeNotifier } from "../src/charges/notifier.js";
+import { type ChargeRecord, MemoryChargeStore } from "../src/index.js";
+import type { PaymentAlert } from "../src/reconcile/alerts.js";
+
+// unexpected_authorization: raised once per event whose news says an authorization succeeded for a
+// failed charge (or an earlier attempt), never lost, and not raised again for news already applied.
+
+const ORDER = { amount: "49.80", currency: "EUR", captureMode: "Auto" } as const;
+
+/** A webhook event as the router hands it over: signed, then verified. */
+function event(type: string, data: object) {
+  const signed = signWebhook({ type, data } as never, "secret");
+  return verifyWebhook(signed.body, signed.headers, "secret");
+}
+
+function setUp() {
+  const store = new MemoryChargeStore();
+  const alerts: PaymentAlert[] = [];
+  const charges = new Charges({
+    store,
+    notifier: new ChargeNotifier(),
+    logger: {},
+    onEvent: undefined,
+    alert: async (alert) => {
+      alerts.push(alert);
+    },
+  });
+  return { store, charges, alerts };
+}
+
+function newCharge(): ChargeRecord {
+  const now = new Date().toISOString();
+  return {
+    reference: `order-${randomUUID().slice(0, 8)}`,
+    customerId: "customer-1",
+    attempt: 1,
+    status: "pending",
+    ...ORDER,
+    operations: { capture: 0, cancel: 0, refund: 0 },
+    version: 1,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+describe("unexpected_authorization", () => {
+  it("an order event of an earlier attempt, parked and folded into a later event's change, alerts once, not again at the next fold", async () => {
+    const { store, charges, alerts } = setUp();
+    const charge = newCharge();
+    await store.create(charge);
+    // Attempt 1 was accepted as X and failed; attempt 2 failed too, by a 422 (it knows no id).
+    const firstId = randomUUID();
+    const orderId = randomUUID();
+    await charges.apply(charge.reference, { kind: "accepted", authorizationId: firstId, attempt: 1 });
+    await charges.apply(charge.reference, {
+      kind: "failed",
+      authorizationId: firstId,
+      reason: "PAYMENT_FAILED",
+      attempt: 1,
+    });
+    await charges.startNextAttempt(charge.reference, ORDER);
+    await charges.apply(charge.reference, { kind: "failed", reason: "PAYMENT_DENIED", attempt: 2 });
+    expect(await store.findByReference(charge.reference)).toMatchObject({ attempt: 2, status: "failed" });
+
+    // Late news of X, which the service says succeeded: money may be held that nobody expects.
+    const captured = event("order.captured", {
+      orderId,
+      authorizationId: firstId,
+      amount: "49.80",
+      currency: "EUR",
+      status: "Activated",
+    });
+    const succeeded = event("authorization.succeeded", {
+      authorizationId: firstId,
+      orderId,
+      customerToken: randomUUID(),
+      reference: charge.reference,
+      captureMode: "Auto",
+      amount: "49.80",
+      currency: "EUR",
+    });
+    const lateFailed = event("authorization.failed", {
+      authorizationId: firstId,
+      customerToken: randomUUID(),
+      reference: charge.reference,
+      reason: "PAYMENT_FAILED",
+      attempt: 1,
+    });
+    // No charge knows X any more: order.captured is parked.
+    expect(await charges.receiveWebhook(captured)).toBe("parked");
+    // authorization.succeeded is matched by reference (an earlier attempt's id) and folds it in:
+    // one alert for each event.
+    expect(await charges.receiveWebhook(succeeded)).toBe("applied");
+    expect(alerts).toHaveLength(2);
+    expect(alerts.every((alert) => alert.kind === "unexpected_authorization")).toBe(true);
+    expect(alerts.every((alert) => alert.authorizationId === firstId)).toBe(true);
+
+    // X's next event (matched by reference too) finds nothing left to fold in: no alert again.
+    expect(await charges.receiveWebhook(lateFailed)).toBe("applied");
+    expect(alerts).toHaveLength(2);
+    // order.captured was applied: its redelivery is a duplicate.
+    expect(await store.unappliedEvents(firstId)).toEqual([]);
+    expect(await charges.receiveWebhook(captured)).toBe("duplicate");
+    expect(alerts).toHaveLength(2);
+    expect(await store.findByReference(charge.reference)).toMatchObject({ attempt: 2, status: "failed" });
+  });
+
+  it("authorization.succeeded for a failed charge that folds a parked order event alerts once for each", async () => {
+    const { store, charges, alerts } = setUp();
+    const charge = newCharge();
+    await store.create(charge);
+    await charges.apply(charge.reference, { kind: "failed", reason: "PAYMENT_DENIED", attempt: 1 });
+    const authorizationId = randomUUID();
+    const orderId = randomUUID();
+    const captured = event("order.captured", {
+      orderId,
+      authorizationId,
+      amount: "49.80",
+      currency: "EUR",
+      status: "Activated",
+    });
+    const succeeded = event("authorization.succeeded", {
+      authorizationId,
+      orderId,
+      customerToken: randomUUID(),
+      reference: charge.reference,
+      captureMode: "Auto",
+      amount: "49.80",
+      currency: "EUR",
+    });
+    expect(await charges.receiveWebhook(captured)).toBe("parked");
+    expect(await charges.receiveWebhook(succeeded)).toBe("applied");
+    expect(alerts.map((alert) => [alert.kind, alert.authorizationId])).toEqual([
+      ["unexpected_authorization", authorizationId],
+      ["unexpected_authorization", authorizationId],
+    ]);
+    // Applied: redeliveries are duplicates, and nothing alerts again.
+    expect(await charges.receiveWebhook(captured)).toBe("duplicate");
+    expect(await charges.receiveWebhook(succeeded)).toBe("duplicate");
+    expect(alerts).toHaveLength(2);
+    expect(await store.findByReference(charge.reference)).toMatchObject({
+      status: "failed",
+      authorizationId,
+    });
+  });
+});
