@@ -147,4 +147,43 @@ describe("unexpected_authorization", () => {
       authorizationId,
     });
   });
+
+  it("an authorization.succeeded the reference's charge does not know alerts once and is never adopted by the next attempt", async () => {
+    const { store, charges, alerts } = setUp();
+    const charge = newCharge();
+    await store.create(charge);
+    // Attempt 1 was accepted as X and failed.
+    const knownId = randomUUID();
+    await charges.apply(charge.reference, { kind: "accepted", authorizationId: knownId, attempt: 1 });
+    await charges.apply(charge.reference, {
+      kind: "failed",
+      authorizationId: knownId,
+      reason: "PAYMENT_FAILED",
+      attempt: 1,
+    });
+    // The service reports Y for the same reference: no charge of ours holds it.
+    const foreignId = randomUUID();
+    const foreign = event("authorization.succeeded", {
+      authorizationId: foreignId,
+      orderId: randomUUID(),
+      customerToken: randomUUID(),
+      reference: charge.reference,
+      captureMode: "Auto",
+      amount: "49.80",
+      currency: "EUR",
+    });
+    expect(await charges.receiveWebhook(foreign)).toBe("ignored");
+    expect(alerts.map((alert) => [alert.kind, alert.authorizationId])).toEqual([
+      ["unexpected_authorization", foreignId],
+    ]);
+
+    // The shopper pays again: attempt 2, pending, no id yet. Y delivered again (its answer was
+    // lost) must not become attempt 2's authorization, nor alert again.
+    await charges.startNextAttempt(charge.reference, ORDER);
+    expect(await charges.receiveWebhook(foreign)).toBe("duplicate");
+    expect(alerts).toHaveLength(1);
+    const after = await store.findByReference(charge.reference);
+    expect(after).toMatchObject({ attempt: 2, status: "pending" });
+    expect(after?.authorizationId).toBeUndefined();
+  });
 });

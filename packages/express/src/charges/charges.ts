@@ -139,7 +139,8 @@ export class Charges {
 
   /**
    * Stores a verified event (deduplicated by id), then applies it to its charge. An event whose
-   * charge does not know its authorization id yet stays stored and is applied when it does.
+   * charge does not know its authorization id yet stays stored and is applied when it does. An
+   * authorization the reference's charge does not know raises an alert and applies to nothing.
    */
   async receiveWebhook(event: WebhookEvent): Promise<WebhookOutcome> {
     const authorizationId = authorizationIdOf(event)?.toLowerCase();
@@ -156,6 +157,12 @@ export class Charges {
       return "ignored";
     }
     const charge = await this.#chargeFor(event, authorizationId);
+    if (charge === FOREIGN) {
+      // Alerted, and never any charge's: kept unapplied, a redelivery after the reference's next
+      // attempt started (pending, no id yet) would be taken for that attempt's authorization.
+      await this.#deps.store.markEventApplied(event.id);
+      return "ignored";
+    }
     if (!charge) return "parked";
     const mayTeachId = charge.authorizationId === undefined;
     const { charge: applied } = await this.#applyEvent(charge.reference, event, mayTeachId);
@@ -260,7 +267,7 @@ export class Charges {
   async #chargeFor(
     event: WebhookEvent,
     authorizationId: string | undefined,
-  ): Promise<ChargeRecord | undefined> {
+  ): Promise<ChargeRecord | typeof FOREIGN | undefined> {
     const { store } = this.#deps;
     const byId =
       authorizationId === undefined ? undefined : await store.findByAuthorizationId(authorizationId);
@@ -283,7 +290,7 @@ export class Charges {
       message:
         "the service reports a successful authorization for this order reference that its charge does not know; check the order at the service and cancel it if it is not wanted",
     });
-    return undefined;
+    return FOREIGN;
   }
 
   async #update(
@@ -326,6 +333,13 @@ function lostAuthorizationAlert(charge: ChargeRecord, news: ChargeNews): Payment
     message: `an authorization succeeded for a charge marked ${charge.status} or for an earlier attempt (now attempt ${charge.attempt}); check its order at the service and cancel it if it is not wanted`,
   };
 }
+
+/**
+ * An authorization.succeeded for a reference whose charge knows another authorization. Nothing
+ * later can make it that charge's: the current attempt has its own id, and a later attempt is
+ * stored before it is sent, so its authorization cannot exist before the charge shows that attempt.
+ */
+const FOREIGN = Symbol("foreign authorization");
 
 /** The first authorization id the news name, lower case. */
 function firstAuthorizationIdOf(news: readonly ChargeNews[]): string | undefined {
