@@ -60,6 +60,14 @@ export class Charges {
   }
 
   /**
+   * `apply` to a charge the caller holds as it was stored (the one it just sent): that copy is the
+   * compare-and-set's first guess, one store read less when nobody changed the charge meanwhile.
+   */
+  async applyTo(charge: ChargeRecord, ...news: ChargeNews[]): Promise<ChargeRecord | undefined> {
+    return (await this.#applyWithParked(charge.reference, news, undefined, charge)).charge;
+  }
+
+  /**
    * `apply`, and for news from the stored event `ownEvent`: its listener runs first (causal order),
    * then the parked events' listeners and marks, and `ownEvent` is marked applied last — a crash in
    * between leaves it unapplied, so its redelivery applies everything again instead of being
@@ -69,6 +77,7 @@ export class Charges {
     reference: string,
     news: ChargeNews[],
     ownEvent: WebhookEvent | undefined,
+    guess?: ChargeRecord,
   ): Promise<AppliedEvents> {
     // Events parked for an authorization id this news may teach the charge are folded into the
     // same stored change: a crash can never leave the id recorded and their news not applied.
@@ -78,7 +87,7 @@ export class Charges {
       parked = parked.filter((stored) => stored.id !== ownEvent.id);
     let allNews = news;
     if (parked.length > 0) allNews = [...news, ...parked.flatMap((stored) => newsOf(stored.event) ?? [])];
-    const { charge, learntAuthorizationId } = await this.#applyNews(reference, allNews);
+    const { charge, learntAuthorizationId } = await this.#applyNews(reference, allNews, guess);
     if (ownEvent !== undefined) await this.#deps.onEvent?.(ownEvent, charge);
     // Their news is in this change even when it taught the charge no id (it knew it already, or it
     // is an earlier attempt's): left unapplied, the next event of that id folded them in again and
@@ -129,7 +138,7 @@ export class Charges {
   ): Promise<{ charge: ChargeRecord | undefined; started: boolean }> {
     // The last computation decides: the loop ends when it is stored, or when it changes nothing.
     let started = false;
-    const { charge } = await this.#update(reference, (current) => {
+    const { charge } = await this.#update(reference, undefined, (current) => {
       const next = startNextAttempt(current, order, new Date());
       started = next !== undefined;
       return next;
@@ -235,9 +244,9 @@ export class Charges {
     return { charge: waiting.charge, eventsApplied: 1 + waiting.eventsApplied };
   }
 
-  async #applyNews(reference: string, news: ChargeNews[]) {
+  async #applyNews(reference: string, news: ChargeNews[], guess?: ChargeRecord) {
     let alerts: PaymentAlert[] = [];
-    const result = await this.#update(reference, (current) => {
+    const result = await this.#update(reference, guess, (current) => {
       const now = new Date();
       alerts = [];
       let next = current;
@@ -293,16 +302,27 @@ export class Charges {
     return FOREIGN;
   }
 
+  /**
+   * Stores `compute(current)` by compare-and-set, reading the charge again after each lost round.
+   * `guess`: the caller's copy, tried first instead of a read. Only a stored change can prove it
+   * current (the version matched); when it computes no change it proves nothing, so the store is
+   * read and the news computed again.
+   */
   async #update(
     reference: string,
+    guess: ChargeRecord | undefined,
     compute: (charge: ChargeRecord) => ChargeRecord | undefined,
   ): Promise<{ charge: ChargeRecord | undefined; learntAuthorizationId: boolean }> {
     const { store, notifier } = this.#deps;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const current = await store.findByReference(reference);
-      if (!current) return { charge: undefined, learntAuthorizationId: false };
-      const next = compute(current);
-      if (!next) return { charge: current, learntAuthorizationId: false };
+      let current = round === 0 ? guess : undefined;
+      let next = current === undefined ? undefined : compute(current);
+      if (current === undefined || next === undefined) {
+        current = await store.findByReference(reference);
+        if (!current) return { charge: undefined, learntAuthorizationId: false };
+        next = compute(current);
+        if (!next) return { charge: current, learntAuthorizationId: false };
+      }
       const saved = await store.compareAndSet(current.version, next);
       if (saved) {
         notifier.changed(saved);
