@@ -172,7 +172,7 @@ describe("unexpected_authorization", () => {
       amount: "49.80",
       currency: "EUR",
     });
-    expect(await charges.receiveWebhook(foreign)).toBe("ignored");
+    expect(await charges.receiveWebhook(foreign)).toBe("applied");
     expect(alerts.map((alert) => [alert.kind, alert.authorizationId])).toEqual([
       ["unexpected_authorization", foreignId],
     ]);

@@ -73,10 +73,19 @@ describe("state machine", () => {
     expect(canMove("refunded", "partially_refunded")).toBe(false);
   });
 
-  it("ignores news about another attempt's authorization", () => {
+  it("news of an authorization the charge does not hold changes nothing but remembering it as not the charge's", () => {
     const charge = pendingCharge({ authorizationId: randomUUID() });
+    const other = randomUUID().toUpperCase();
+    const next = advance(charge, { kind: "failed", authorizationId: other, reason: "PAYMENT_DENIED" }, NOW);
+    expect(next).toEqual({
+      ...charge,
+      previousAuthorizationIds: [other.toLowerCase()],
+      version: charge.version + 1,
+      updatedAt: NOW.toISOString(),
+    });
+    // From then on it is an earlier attempt's: its news never changes the charge again.
     expect(
-      advance(charge, { kind: "failed", authorizationId: randomUUID(), reason: "PAYMENT_DENIED" }, NOW),
+      advance(next!, { kind: "authorized", authorizationId: other, orderId: randomUUID(), captured: true }, NOW),
     ).toBe(undefined);
   });
 

@@ -148,8 +148,7 @@ export class Charges {
 
   /**
    * Stores a verified event (deduplicated by id), then applies it to its charge. An event whose
-   * charge does not know its authorization id yet stays stored and is applied when it does. An
-   * authorization the reference's charge does not know raises an alert and applies to nothing.
+   * charge does not know its authorization id yet stays stored and is applied when it does.
    */
   async receiveWebhook(event: WebhookEvent): Promise<WebhookOutcome> {
     const authorizationId = authorizationIdOf(event)?.toLowerCase();
@@ -166,12 +165,6 @@ export class Charges {
       return "ignored";
     }
     const charge = await this.#chargeFor(event, authorizationId);
-    if (charge === FOREIGN) {
-      // Alerted, and never any charge's: kept unapplied, a redelivery after the reference's next
-      // attempt started (pending, no id yet) would be taken for that attempt's authorization.
-      await this.#deps.store.markEventApplied(event.id);
-      return "ignored";
-    }
     if (!charge) return "parked";
     const mayTeachId = charge.authorizationId === undefined;
     const { charge: applied } = await this.#applyEvent(charge.reference, event, mayTeachId);
@@ -276,7 +269,7 @@ export class Charges {
   async #chargeFor(
     event: WebhookEvent,
     authorizationId: string | undefined,
-  ): Promise<ChargeRecord | typeof FOREIGN | undefined> {
+  ): Promise<ChargeRecord | undefined> {
     const { store } = this.#deps;
     const byId =
       authorizationId === undefined ? undefined : await store.findByAuthorizationId(authorizationId);
@@ -288,18 +281,10 @@ export class Charges {
     if (authorizationId !== undefined && isEarlierAuthorization(byReference, authorizationId)) {
       return byReference;
     }
-    if (event.type !== "authorization.succeeded") return undefined;
-    if (byReference.authorizationId === undefined) return byReference;
-    // The reference's charge knows another authorization: this one may hold money nobody expects.
-    await this.#deps.alert({
-      kind: "unexpected_authorization",
-      reference: byReference.reference,
-      authorizationId: event.data.authorizationId,
-      orderId: event.data.orderId,
-      message:
-        "the service reports a successful authorization for this order reference that its charge does not know; check the order at the service and cancel it if it is not wanted",
-    });
-    return FOREIGN;
+    // The charge's own authorization outrunning the create call's answer, or one it does not know
+    // (another authorization for this reference): the state machine tells them apart on the
+    // record it changes, alerts about the other, and remembers it as never this charge's.
+    return event.type === "authorization.succeeded" ? byReference : undefined;
   }
 
   /**
@@ -335,31 +320,28 @@ export class Charges {
 }
 
 /**
- * News that an authorization succeeded, for a charge marked failed or about an earlier attempt:
- * money may be held that nobody will capture or release. Never applied (a failed charge stays
- * failed, and an earlier attempt's news never reaches a later one), but an operator must look.
+ * News that an authorization succeeded, for a charge marked failed, about an earlier attempt, or
+ * about an authorization other than the one the charge holds: money may be held that nobody will
+ * capture or release. Never applied (a failed charge stays failed, and news of another
+ * authorization never reaches the current attempt or a later one), but an operator must look.
+ * Decided on the record being changed, so a concurrent writer cannot make it miss one.
  */
 function lostAuthorizationAlert(charge: ChargeRecord, news: ChargeNews): PaymentAlert | undefined {
   const succeeded =
     news.kind === "authorized" ||
     (news.kind === "order" && !["cancelled", "expired"].includes(chargeStatusOfOrder(news.orderStatus)));
   if (!succeeded) return undefined;
-  if (charge.status !== "failed" && !isAboutAnotherAttempt(charge, news)) return undefined;
+  const held = charge.authorizationId;
+  const another = held !== undefined && held.toLowerCase() !== news.authorizationId.toLowerCase();
+  if (charge.status !== "failed" && !another && !isAboutAnotherAttempt(charge, news)) return undefined;
   return {
     kind: "unexpected_authorization",
     reference: charge.reference,
     authorizationId: news.authorizationId,
     orderId: news.orderId,
-    message: `an authorization succeeded for a charge marked ${charge.status} or for an earlier attempt (now attempt ${charge.attempt}); check its order at the service and cancel it if it is not wanted`,
+    message: `an authorization succeeded that this charge does not hold (it is marked ${charge.status}, attempt ${charge.attempt}${held === undefined ? "" : `, with authorization ${held}`}); check its order at the service and cancel it if it is not wanted`,
   };
 }
-
-/**
- * An authorization.succeeded for a reference whose charge knows another authorization. Nothing
- * later can make it that charge's: the current attempt has its own id, and a later attempt is
- * stored before it is sent, so its authorization cannot exist before the charge shows that attempt.
- */
-const FOREIGN = Symbol("foreign authorization");
 
 /** The first authorization id the news name, lower case. */
 function firstAuthorizationIdOf(news: readonly ChargeNews[]): string | undefined {

@@ -165,7 +165,9 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
   if (isAboutAnotherAttempt(charge, news)) return undefined;
   const authorizationId = "authorizationId" in news ? news.authorizationId : undefined;
   if (authorizationId !== undefined && charge.authorizationId !== undefined) {
-    if (authorizationId.toLowerCase() !== charge.authorizationId.toLowerCase()) return undefined;
+    if (authorizationId.toLowerCase() !== charge.authorizationId.toLowerCase()) {
+      return notThisCharges(charge, authorizationId, now);
+    }
   }
   const next = copyCharge(charge);
   if (authorizationId !== undefined && next.authorizationId === undefined) {
@@ -210,6 +212,20 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
   }
 
   if (sameCharge(charge, next)) return undefined;
+  next.version = charge.version + 1;
+  next.updatedAt = now.toISOString();
+  return next;
+}
+
+/**
+ * News of an authorization other than the one the charge's attempt holds: never this attempt's (it
+ * has its own) nor a later one's (a new attempt is stored before it is sent, so its authorization
+ * cannot exist while the charge still shows this one). Remembered with the earlier attempts' ids,
+ * so that it can never be taken for the authorization of a later attempt, however late it comes.
+ */
+function notThisCharges(charge: ChargeRecord, authorizationId: string, now: Date): ChargeRecord {
+  const next = copyCharge(charge);
+  next.previousAuthorizationIds = [...(charge.previousAuthorizationIds ?? []), authorizationId.toLowerCase()];
   next.version = charge.version + 1;
   next.updatedAt = now.toISOString();
   return next;

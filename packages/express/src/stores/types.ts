@@ -63,8 +63,9 @@ export interface ChargeRecord {
   /** Known once the service answered (200/202) or a webhook named it. Unique across charges. */
   authorizationId?: string;
   /**
-   * The authorization ids of earlier attempts of this reference (oldest first). Their news and
-   * webhooks never apply to the current attempt.
+   * The authorization ids of earlier attempts of this reference, and of authorizations the
+   * service reported for it that were never this charge's (oldest first). Their news and webhooks
+   * never apply to the current attempt, nor to a later one.
    */
   previousAuthorizationIds?: string[];
   /** Known once the authorization succeeded. */
