@@ -85,7 +85,11 @@ describe("state machine", () => {
     });
     // From then on it is an earlier attempt's: its news never changes the charge again.
     expect(
-      advance(next!, { kind: "authorized", authorizationId: other, orderId: randomUUID(), captured: true }, NOW),
+      advance(
+        next!,
+        { kind: "authorized", authorizationId: other, orderId: randomUUID(), captured: true },
+        NOW,
+      ),
     ).toBe(undefined);
   });
 
