@@ -22,7 +22,11 @@ import {
 
 const CARTS = 250;
 const SHOPPERS = 10;
-const KILL_EVERY_MS = [600, 1_500] as const;
+/**
+ * The shop is killed once every this many carts paid or given up (at a random moment after),
+ * so a slow machine kills as often as a fast one: ~10 kills, each while shoppers are paying.
+ */
+const KILL_EVERY_CARTS = 25;
 /** Enough to hit every window between a write and its record; more only slows the test. */
 const MAX_KILLS = 15;
 const WEBHOOK_SECRET = "whsec_crash_test_0123456789abcdef";
@@ -192,11 +196,16 @@ async function pay(
   }
 }
 
-/** SIGKILLs the shop at random moments and starts it again, until `done`. */
-async function killer(done: () => boolean): Promise<void> {
+/**
+ * SIGKILLs the shop and starts it again every KILL_EVERY_CARTS carts the shoppers are through with
+ * (`cartsDone`), at a random moment after (requests in flight), until `done`.
+ */
+async function killer(done: () => boolean, cartsDone: () => number): Promise<void> {
   while (!done() && shop.kills < MAX_KILLS) {
-    await sleep(KILL_EVERY_MS[0] + Math.random() * (KILL_EVERY_MS[1] - KILL_EVERY_MS[0]));
+    const due = (shop.kills + 1) * KILL_EVERY_CARTS;
+    while (!done() && cartsDone() < due) await sleep(10);
     if (done()) break;
+    await sleep(Math.random() * 300);
     await shop.kill();
     await shop.start();
   }
@@ -216,7 +225,11 @@ describe("the shop converges to the service's truth across SIGKILLs", () => {
     // Shoppers pay while the shop is killed and restarted.
     const stop = AbortSignal.timeout(180_000);
     let shoppingDone = false;
-    const killing = killer(() => shoppingDone);
+    let cartsDone = 0;
+    const killing = killer(
+      () => shoppingDone,
+      () => cartsDone,
+    );
     const queue = [...carts];
     const answers = new Map<string, Answer>();
     let tries = 0;
@@ -227,6 +240,7 @@ describe("the shop converges to the service's truth across SIGKILLs", () => {
             const paid = await pay(cart, stop);
             if (paid.answer !== undefined) answers.set(cart.cartId, paid.answer);
             tries += paid.tries;
+            cartsDone++;
           }
         }),
       );
