@@ -5,6 +5,7 @@ import { Charges } from "./charges/charges.js";
 import { ChargeNotifier } from "./charges/notifier.js";
 import { type ServerChargeInput, type ServerChargeResult, serverCharge } from "./charges/server-charge.js";
 import { jsonWriteEntry, rateLimitGuard } from "./http/guards.js";
+import { jsonBodyReader } from "./http/json-body.js";
 import { type PurchaseAuthOptions, resolveOptions } from "./options.js";
 import { problem, purchaseAuthErrorHandler } from "./problems.js";
 import { alerter } from "./reconcile/alerts.js";
@@ -99,7 +100,10 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
   const reads: RequestHandler[] = [context, json, ...limits];
   // State-changing routes take JSON only, empty bodies included (CSRF): checked before the body is
   // read and before any of the app's hooks runs.
-  const writes: RequestHandler[] = [jsonWriteEntry(setContext, json), ...limits];
+  const writes: RequestHandler[] = [
+    jsonWriteEntry(setContext, jsonBodyReader(resolved.maxBodyBytes, json)),
+    ...limits,
+  ];
 
   const errors = purchaseAuthErrorHandler({
     logger,
