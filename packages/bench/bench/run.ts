@@ -14,7 +14,8 @@ import { type SandboxPlacement, startSandboxHost } from "./sandbox-host.js";
 // `pnpm bench`: every row in one run, a table on stdout and results/latest.json.
 // BENCH_QUICK=1 runs tiny op counts (a smoke test of the harness, not numbers to quote);
 // BENCH_SANDBOX=in-process runs the sandbox in this process instead of a child process;
-// BENCH_ONLY=throughput,tokens,validation,memory,capacity,express,webhooks,pathological runs a subset.
+// BENCH_ONLY=throughput,tokens,validation,memory,capacity,express,webhooks,pathological runs a subset;
+// BENCH_CPU_PROF=<dir> writes a CPU profile of every child process there (child-rpc.ts).
 
 const quick = process.env.BENCH_QUICK === "1";
 const placement: SandboxPlacement =
