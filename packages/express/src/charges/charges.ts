@@ -4,6 +4,7 @@ import type { ChargeRecord, ChargeStore, StoredWebhookEvent } from "../stores/ty
 import type { ChargeNotifier } from "./notifier.js";
 import {
   advance,
+  authorizesAnotherOrder,
   type ChargeNews,
   chargeStatusOfOrder,
   isAboutAnotherAttempt,
@@ -332,7 +333,10 @@ function lostAuthorizationAlert(charge: ChargeRecord, news: ChargeNews): Payment
     (news.kind === "order" && !["cancelled", "expired"].includes(chargeStatusOfOrder(news.orderStatus)));
   if (!succeeded) return undefined;
   const held = charge.authorizationId;
-  const another = held !== undefined && held.toLowerCase() !== news.authorizationId.toLowerCase();
+  const another =
+    held === undefined
+      ? authorizesAnotherOrder(charge, news)
+      : held.toLowerCase() !== news.authorizationId.toLowerCase();
   if (charge.status !== "failed" && !another && !isAboutAnotherAttempt(charge, news)) return undefined;
   return {
     kind: "unexpected_authorization",
@@ -369,6 +373,11 @@ export function newsOf(event: WebhookEvent): ChargeNews | undefined {
         authorizationId: event.data.authorizationId,
         orderId: event.data.orderId,
         captured: false,
+        authorized: {
+          customerToken: event.data.customerToken,
+          currency: event.data.currency,
+          captureMode: event.data.captureMode,
+        },
       };
     case "authorization.retrying":
       return { kind: "retrying", authorizationId: event.data.authorizationId, reason: event.data.reason };

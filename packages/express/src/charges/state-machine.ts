@@ -101,8 +101,19 @@ export function chargeStatusOfOrder(status: OrderStatus): ChargeStatus {
 export type ChargeNews =
   /** 202: accepted; the outcome comes later. */
   | { kind: "accepted"; authorizationId: string; attempt?: number }
-  /** 200 or `authorization.succeeded`: an order exists; with auto capture a 200 also means captured. */
-  | { kind: "authorized"; authorizationId: string; orderId: string; captured: boolean; attempt?: number }
+  /**
+   * 200 or `authorization.succeeded`: an order exists; with auto capture a 200 also means captured.
+   * `authorized`: what the service says it authorized (a webhook's data), to tell another order's
+   * authorization matched by reference from the charge's own.
+   */
+  | {
+      kind: "authorized";
+      authorizationId: string;
+      orderId: string;
+      captured: boolean;
+      attempt?: number;
+      authorized?: AuthorizedOrder;
+    }
   /** `authorization.retrying`: still pending; remember why the last attempt failed. */
   | { kind: "retrying"; authorizationId: string; reason: string }
   /** 422 or `authorization.failed`. */
@@ -122,6 +133,29 @@ export type ChargeNews =
     }
   /** The create call's outcome stayed unknown past the idempotency window. */
   | { kind: "needs_review"; reason: string };
+
+/** What an `authorization.succeeded` says was authorized. */
+export interface AuthorizedOrder {
+  customerToken: string;
+  currency: string;
+  captureMode: string;
+}
+
+/**
+ * True when news of an authorization the charge does not hold yet is certainly of another order:
+ * another customer token than the attempt's create call, another currency or capture mode. Only a
+ * certain difference counts: taken for another order's, the charge's own authorization would never
+ * be applied to it. So the amount is not compared (the service totals the items itself, and a
+ * rounding of its own must not disown the charge's authorization), nor a token the record lacks.
+ */
+export function authorizesAnotherOrder(charge: ChargeRecord, news: ChargeNews): boolean {
+  if (news.kind !== "authorized" || news.authorized === undefined) return false;
+  const { authorized } = news;
+  const token = charge.pendingAuthorization?.request.customerToken;
+  if (token !== undefined && token.toLowerCase() !== authorized.customerToken.toLowerCase()) return true;
+  if (charge.currency.toUpperCase() !== authorized.currency.toUpperCase()) return true;
+  return charge.captureMode !== authorized.captureMode;
+}
 
 /**
  * A copy of a charge, its `operations` too. Field by field, because V8 is slow to spread a frozen
@@ -168,6 +202,10 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
     if (authorizationId.toLowerCase() !== charge.authorizationId.toLowerCase()) {
       return notThisCharges(charge, authorizationId, now);
     }
+  }
+  if (authorizationId !== undefined && charge.authorizationId === undefined) {
+    // Matched by reference while the attempt holds no id yet: its own, unless certainly not.
+    if (authorizesAnotherOrder(charge, news)) return notThisCharges(charge, authorizationId, now);
   }
   const next = copyCharge(charge);
   if (authorizationId !== undefined && next.authorizationId === undefined) {
