@@ -12,6 +12,11 @@ import { jsonBodyReader } from "../src/http/json-body.js";
 
 const LIMIT = 1_000;
 
+interface ErrorSeen {
+  status: unknown;
+  type: unknown;
+}
+
 interface Seen {
   status: number;
   text: string;
@@ -20,7 +25,10 @@ interface Seen {
 let url: URL;
 let close: () => Promise<void>;
 /** The errors each route passed to next(err), by route. */
-const errors: Record<string, Array<{ status: unknown; type: unknown }>> = { fast: [], reference: [] };
+const errors: { fast: ErrorSeen[]; reference: ErrorSeen[]; [route: string]: ErrorSeen[] } = {
+  fast: [],
+  reference: [],
+};
 /** Requests the reader handed to express.json() instead of reading them itself. */
 let handedOn = 0;
 
