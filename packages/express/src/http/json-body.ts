@@ -33,6 +33,8 @@ export function jsonBodyReader(limit: number, parseJson: RequestHandler): Reques
 function plainJsonLength(req: Request): number | undefined {
   // Read already (the app's own express.json() before the router): body-parser knows what to do.
   if (req.body !== undefined || (req as { _body?: unknown })._body || !req.readable) return undefined;
+  // Chunks would be strings (an earlier middleware called setEncoding): express.json() refuses it.
+  if (req.readableEncoding !== null) return undefined;
   const { headers } = req;
   if (headers["transfer-encoding"] !== undefined) return undefined;
   const encoding = headers["content-encoding"];
@@ -43,13 +45,23 @@ function plainJsonLength(req: Request): number | undefined {
   return Number(length);
 }
 
-/** `application/json` with no parameter or `charset=utf-8` alone (what fetch and undici send). */
+/**
+ * `application/json` alone or with `; charset=utf-8` (what fetch, undici and axios send), in any
+ * letter case and nothing else normalised: a parameter written any other way is for express.json()
+ * to judge (it may refuse it, or, on Express 4, leave the body unread).
+ */
 function isUtf8Json(contentType: string | undefined): boolean {
   if (contentType === "application/json") return true;
   if (contentType === undefined) return false;
-  const normalized = contentType.toLowerCase().replace(/\s+/g, "");
-  return normalized === "application/json" || normalized === "application/json;charset=utf-8";
+  const lower = contentType.toLowerCase();
+  return UTF8_JSON_TYPES.includes(lower);
 }
+
+const UTF8_JSON_TYPES = [
+  "application/json",
+  "application/json; charset=utf-8",
+  "application/json;charset=utf-8",
+];
 
 /** Collects exactly `length` bytes, as text; a shorter or longer body is an error, as in raw-body. */
 function readBody(req: Request, length: number, done: (error: Error | null, text?: string) => void): void {
