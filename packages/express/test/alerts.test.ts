@@ -6,8 +6,9 @@ import { ChargeNotifier } from "../src/charges/notifier.js";
 import { type ChargeRecord, MemoryChargeStore } from "../src/index.js";
 import type { PaymentAlert } from "../src/reconcile/alerts.js";
 
-// unexpected_authorization: raised once per event whose news says an authorization succeeded for a
-// failed charge (or an earlier attempt), never lost, and not raised again for news already applied.
+// unexpected_authorization: raised once per authorization per change whose news says it succeeded
+// for a failed charge (or an earlier attempt), never lost, and not raised again for news already
+// applied.
 
 const ORDER = { amount: "49.80", currency: "EUR", captureMode: "Auto" } as const;
 
@@ -93,23 +94,23 @@ describe("unexpected_authorization", () => {
     // No charge knows X any more: order.captured is parked.
     expect(await charges.receiveWebhook(captured)).toBe("parked");
     // authorization.succeeded is matched by reference (an earlier attempt's id) and folds it in:
-    // one alert for each event.
+    // one alert for the authorization (both events say the same money may be held).
     expect(await charges.receiveWebhook(succeeded)).toBe("applied");
-    expect(alerts).toHaveLength(2);
+    expect(alerts).toHaveLength(1);
     expect(alerts.every((alert) => alert.kind === "unexpected_authorization")).toBe(true);
     expect(alerts.every((alert) => alert.authorizationId === firstId)).toBe(true);
 
     // X's next event (matched by reference too) finds nothing left to fold in: no alert again.
     expect(await charges.receiveWebhook(lateFailed)).toBe("applied");
-    expect(alerts).toHaveLength(2);
+    expect(alerts).toHaveLength(1);
     // order.captured was applied: its redelivery is a duplicate.
     expect(await store.unappliedEvents(firstId)).toEqual([]);
     expect(await charges.receiveWebhook(captured)).toBe("duplicate");
-    expect(alerts).toHaveLength(2);
+    expect(alerts).toHaveLength(1);
     expect(await store.findByReference(charge.reference)).toMatchObject({ attempt: 2, status: "failed" });
   });
 
-  it("authorization.succeeded for a failed charge that folds a parked order event alerts once for each", async () => {
+  it("authorization.succeeded for a failed charge that folds a parked order event alerts once for the authorization", async () => {
     const { store, charges, alerts } = setUp();
     const charge = newCharge();
     await store.create(charge);
@@ -136,12 +137,11 @@ describe("unexpected_authorization", () => {
     expect(await charges.receiveWebhook(succeeded)).toBe("applied");
     expect(alerts.map((alert) => [alert.kind, alert.authorizationId])).toEqual([
       ["unexpected_authorization", authorizationId],
-      ["unexpected_authorization", authorizationId],
     ]);
     // Applied: redeliveries are duplicates, and nothing alerts again.
     expect(await charges.receiveWebhook(captured)).toBe("duplicate");
     expect(await charges.receiveWebhook(succeeded)).toBe("duplicate");
-    expect(alerts).toHaveLength(2);
+    expect(alerts).toHaveLength(1);
     expect(await store.findByReference(charge.reference)).toMatchObject({
       status: "failed",
       authorizationId,

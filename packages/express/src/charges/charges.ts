@@ -1,13 +1,12 @@
 import type { Logger, WebhookEvent } from "@purchase-auth/core";
 import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord, ChargeStore, StoredWebhookEvent } from "../stores/types.js";
+import { authorizationIdOf, newsOf } from "./event-news.js";
+import { lostAuthorizationAlert, uniqueByAuthorization } from "./lost-authorizations.js";
 import type { ChargeNotifier } from "./notifier.js";
 import {
   advance,
-  authorizesAnotherOrder,
   type ChargeNews,
-  chargeStatusOfOrder,
-  isAboutAnotherAttempt,
   isEarlierAuthorization,
   type NextAttemptOrder,
   startNextAttempt,
@@ -254,7 +253,9 @@ export class Charges {
       next.version = current.version + 1;
       return next;
     });
-    for (const alert of alerts) await this.#deps.alert(alert);
+    // One alert per authorization per change: its authorization.succeeded and a folded order event
+    // both say the same money may be held.
+    for (const alert of uniqueByAuthorization(alerts)) await this.#deps.alert(alert);
     return result;
   }
 
@@ -320,33 +321,6 @@ export class Charges {
   }
 }
 
-/**
- * News that an authorization succeeded, for a charge marked failed, about an earlier attempt, or
- * about an authorization other than the one the charge holds: money may be held that nobody will
- * capture or release. Never applied (a failed charge stays failed, and news of another
- * authorization never reaches the current attempt or a later one), but an operator must look.
- * Decided on the record being changed, so a concurrent writer cannot make it miss one.
- */
-function lostAuthorizationAlert(charge: ChargeRecord, news: ChargeNews): PaymentAlert | undefined {
-  const succeeded =
-    news.kind === "authorized" ||
-    (news.kind === "order" && !["cancelled", "expired"].includes(chargeStatusOfOrder(news.orderStatus)));
-  if (!succeeded) return undefined;
-  const held = charge.authorizationId;
-  const another =
-    held === undefined
-      ? authorizesAnotherOrder(charge, news)
-      : held.toLowerCase() !== news.authorizationId.toLowerCase();
-  if (charge.status !== "failed" && !another && !isAboutAnotherAttempt(charge, news)) return undefined;
-  return {
-    kind: "unexpected_authorization",
-    reference: charge.reference,
-    authorizationId: news.authorizationId,
-    orderId: news.orderId,
-    message: `an authorization succeeded that this charge does not hold (it is marked ${charge.status}, attempt ${charge.attempt}${held === undefined ? "" : `, with authorization ${held}`}); check its order at the service and cancel it if it is not wanted`,
-  };
-}
-
 /** The first authorization id the news name, lower case. */
 function firstAuthorizationIdOf(news: readonly ChargeNews[]): string | undefined {
   for (const item of news) {
@@ -358,41 +332,3 @@ function firstAuthorizationIdOf(news: readonly ChargeNews[]): string | undefined
 
 /** What the store answers when no news names an authorization id (no allocation per charge). */
 const NOTHING_PARKED: readonly StoredWebhookEvent[] = Object.freeze([]);
-
-function authorizationIdOf(event: WebhookEvent): string | undefined {
-  return "authorizationId" in event.data ? event.data.authorizationId : undefined;
-}
-
-/** What an event tells about its charge; undefined for events about no charge. */
-export function newsOf(event: WebhookEvent): ChargeNews | undefined {
-  switch (event.type) {
-    case "authorization.succeeded":
-      // With auto capture, `order.captured` follows; the charge moves there when it arrives.
-      return {
-        kind: "authorized",
-        authorizationId: event.data.authorizationId,
-        orderId: event.data.orderId,
-        captured: false,
-        authorized: {
-          customerToken: event.data.customerToken,
-          currency: event.data.currency,
-          captureMode: event.data.captureMode,
-        },
-      };
-    case "authorization.retrying":
-      return { kind: "retrying", authorizationId: event.data.authorizationId, reason: event.data.reason };
-    case "authorization.failed":
-      return { kind: "failed", authorizationId: event.data.authorizationId, reason: event.data.reason };
-    case "order.captured":
-    case "order.refunded":
-    case "order.cancelled":
-      return {
-        kind: "order",
-        authorizationId: event.data.authorizationId,
-        orderId: event.data.orderId,
-        orderStatus: event.data.status,
-      };
-    case "customer-token.status-changed":
-      return undefined;
-  }
-}
