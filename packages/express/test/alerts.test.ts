@@ -1,10 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { signWebhook, verifyWebhook } from "@purchase-auth/core";
 import { describe, expect, it } from "vitest";
-import { Charges } from "../src/charges/charges.js";
-import { ChargeNotifier } from "../src/charges/notifier.js";
-import { type ChargeRecord, MemoryChargeStore } from "../src/index.js";
-import type { PaymentAlert } from "../src/reconcile/alerts.js";
+import { MemoryChargeStore } from "../src/index.js";
+import { acceptedThenFailed, chargesOn, pendingCharge, signedEvent } from "./support/charges-kit.js";
 
 // unexpected_authorization: raised once per authorization per change whose news says it succeeded
 // for a failed charge (or an earlier attempt), never lost, and not raised again for news already
@@ -12,70 +9,27 @@ import type { PaymentAlert } from "../src/reconcile/alerts.js";
 
 const ORDER = { amount: "49.80", currency: "EUR", captureMode: "Auto" } as const;
 
-/** A webhook event as the router hands it over: signed, then verified. */
-function event(type: string, data: object) {
-  const signed = signWebhook({ type, data } as never, "secret");
-  return verifyWebhook(signed.body, signed.headers, "secret");
-}
-
-function setUp() {
-  const store = new MemoryChargeStore();
-  const alerts: PaymentAlert[] = [];
-  const charges = new Charges({
-    store,
-    notifier: new ChargeNotifier(),
-    logger: {},
-    onEvent: undefined,
-    alert: async (alert) => {
-      alerts.push(alert);
-    },
-  });
-  return { store, charges, alerts };
-}
-
-function newCharge(): ChargeRecord {
-  const now = new Date().toISOString();
-  return {
-    reference: `order-${randomUUID().slice(0, 8)}`,
-    customerId: "customer-1",
-    attempt: 1,
-    status: "pending",
-    ...ORDER,
-    operations: { capture: 0, cancel: 0, refund: 0 },
-    version: 1,
-    createdAt: now,
-    updatedAt: now,
-  };
-}
-
 describe("unexpected_authorization", () => {
   it("an order event of an earlier attempt, parked and folded into a later event's change, alerts once, not again at the next fold", async () => {
-    const { store, charges, alerts } = setUp();
-    const charge = newCharge();
+    const { store, charges, alerts } = chargesOn(new MemoryChargeStore());
+    const charge = pendingCharge();
     await store.create(charge);
     // Attempt 1 was accepted as X and failed; attempt 2 failed too, by a 422 (it knows no id).
-    const firstId = randomUUID();
+    const firstId = await acceptedThenFailed(charges, charge.reference);
     const orderId = randomUUID();
-    await charges.apply(charge.reference, { kind: "accepted", authorizationId: firstId, attempt: 1 });
-    await charges.apply(charge.reference, {
-      kind: "failed",
-      authorizationId: firstId,
-      reason: "PAYMENT_FAILED",
-      attempt: 1,
-    });
     await charges.startNextAttempt(charge.reference, ORDER);
     await charges.apply(charge.reference, { kind: "failed", reason: "PAYMENT_DENIED", attempt: 2 });
     expect(await store.findByReference(charge.reference)).toMatchObject({ attempt: 2, status: "failed" });
 
     // Late news of X, which the service says succeeded: money may be held that nobody expects.
-    const captured = event("order.captured", {
+    const captured = signedEvent("order.captured", {
       orderId,
       authorizationId: firstId,
       amount: "49.80",
       currency: "EUR",
       status: "Activated",
     });
-    const succeeded = event("authorization.succeeded", {
+    const succeeded = signedEvent("authorization.succeeded", {
       authorizationId: firstId,
       orderId,
       customerToken: randomUUID(),
@@ -84,7 +38,7 @@ describe("unexpected_authorization", () => {
       amount: "49.80",
       currency: "EUR",
     });
-    const lateFailed = event("authorization.failed", {
+    const lateFailed = signedEvent("authorization.failed", {
       authorizationId: firstId,
       customerToken: randomUUID(),
       reference: charge.reference,
@@ -111,20 +65,20 @@ describe("unexpected_authorization", () => {
   });
 
   it("authorization.succeeded for a failed charge that folds a parked order event alerts once for the authorization", async () => {
-    const { store, charges, alerts } = setUp();
-    const charge = newCharge();
+    const { store, charges, alerts } = chargesOn(new MemoryChargeStore());
+    const charge = pendingCharge();
     await store.create(charge);
     await charges.apply(charge.reference, { kind: "failed", reason: "PAYMENT_DENIED", attempt: 1 });
     const authorizationId = randomUUID();
     const orderId = randomUUID();
-    const captured = event("order.captured", {
+    const captured = signedEvent("order.captured", {
       orderId,
       authorizationId,
       amount: "49.80",
       currency: "EUR",
       status: "Activated",
     });
-    const succeeded = event("authorization.succeeded", {
+    const succeeded = signedEvent("authorization.succeeded", {
       authorizationId,
       orderId,
       customerToken: randomUUID(),
@@ -149,21 +103,14 @@ describe("unexpected_authorization", () => {
   });
 
   it("an authorization.succeeded the reference's charge does not know alerts once and is never adopted by the next attempt", async () => {
-    const { store, charges, alerts } = setUp();
-    const charge = newCharge();
+    const { store, charges, alerts } = chargesOn(new MemoryChargeStore());
+    const charge = pendingCharge();
     await store.create(charge);
     // Attempt 1 was accepted as X and failed.
-    const knownId = randomUUID();
-    await charges.apply(charge.reference, { kind: "accepted", authorizationId: knownId, attempt: 1 });
-    await charges.apply(charge.reference, {
-      kind: "failed",
-      authorizationId: knownId,
-      reason: "PAYMENT_FAILED",
-      attempt: 1,
-    });
+    await acceptedThenFailed(charges, charge.reference);
     // The service reports Y for the same reference: no charge of ours holds it.
     const foreignId = randomUUID();
-    const foreign = event("authorization.succeeded", {
+    const foreign = signedEvent("authorization.succeeded", {
       authorizationId: foreignId,
       orderId: randomUUID(),
       customerToken: randomUUID(),

@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Charges } from "../src/charges/charges.js";
-import { ChargeNotifier } from "../src/charges/notifier.js";
-import { type ChargeRecord, MemoryChargeStore } from "../src/index.js";
+import { MemoryChargeStore } from "../src/index.js";
+import { chargesOn, pendingCharge } from "./support/charges-kit.js";
 import { charge, createShopData, startShopApp } from "./support/shop.js";
 
 // Applying the create call's answer to the charge the request just stored and sent: that copy is
@@ -19,40 +18,11 @@ class CountingStore extends MemoryChargeStore {
   }
 }
 
-function setUp() {
-  const store = new CountingStore();
-  const charges = new Charges({
-    store,
-    notifier: new ChargeNotifier(),
-    logger: {},
-    onEvent: undefined,
-    alert: async () => {},
-  });
-  return { store, charges };
-}
-
-function pendingCharge(): ChargeRecord {
-  const now = new Date().toISOString();
-  return {
-    reference: `order-${randomUUID().slice(0, 8)}`,
-    customerId: "customer-1",
-    attempt: 1,
-    status: "pending",
-    amount: "49.80",
-    currency: "EUR",
-    captureMode: "Auto",
-    operations: { capture: 0, cancel: 0, refund: 0 },
-    version: 1,
-    createdAt: now,
-    updatedAt: now,
-  };
-}
-
 const ORDER = { amount: "49.80", currency: "EUR", captureMode: "Auto" } as const;
 
 describe("the caller's copy as the first guess", () => {
   it("an untouched charge takes the answer without being read again", async () => {
-    const { store, charges } = setUp();
+    const { store, charges } = chargesOn(new CountingStore());
     const { charge: stored } = await store.create(pendingCharge());
     const authorizationId = randomUUID();
     const orderId = randomUUID();
@@ -70,7 +40,7 @@ describe("the caller's copy as the first guess", () => {
   });
 
   it("a guess that another writer overtook loses the compare-and-set, and the news lands on the charge as stored", async () => {
-    const { store, charges } = setUp();
+    const { store, charges } = chargesOn(new CountingStore());
     const { charge: stale } = await store.create(pendingCharge());
     const authorizationId = randomUUID();
     const orderId = randomUUID();
@@ -89,7 +59,7 @@ describe("the caller's copy as the first guess", () => {
   });
 
   it("a stale guess on which the news changes nothing proves nothing: the charge is read and the news applied to it", async () => {
-    const { store, charges } = setUp();
+    const { store, charges } = chargesOn(new CountingStore());
     const { charge: created } = await store.create(pendingCharge());
     await charges.apply(created.reference, { kind: "failed", reason: "PAYMENT_DENIED", attempt: 1 });
     // Attempt 1 as it was stored when it failed: the guess a late caller still holds.

@@ -10,26 +10,9 @@ import {
   MemoryChargeStore,
   type StoredWebhookEvent,
 } from "../src/index.js";
+import { pendingCharge } from "./support/charges-kit.js";
 
 // The state machine and the bookkeeping on top of it, without HTTP: the rules every route relies on.
-
-function pendingCharge(overrides: Partial<ChargeRecord> = {}): ChargeRecord {
-  const now = new Date().toISOString();
-  return {
-    reference: `order-${randomUUID().slice(0, 8)}`,
-    customerId: "customer-1",
-    attempt: 1,
-    status: "pending",
-    amount: "49.80",
-    currency: "EUR",
-    captureMode: "Auto",
-    operations: { capture: 0, cancel: 0, refund: 0 },
-    version: 1,
-    createdAt: now,
-    updatedAt: now,
-    ...overrides,
-  };
-}
 
 /** An order.captured and an authorization.succeeded for one new authorization of `reference`, signed and verified. */
 function authorizationEvents(reference: string) {
