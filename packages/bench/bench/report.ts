@@ -4,7 +4,7 @@ import type { MachineInfo } from "./machine.js";
 import type { MemoryProbeResult } from "./memory-probe.js";
 import type { ThroughputCell, ThroughputRatios, ThroughputSettings } from "./rows/create-throughput.js";
 import type { ExpressAdapterResult } from "./rows/express-adapter.js";
-import type { CapacityCell } from "./rows/sandbox-capacity.js";
+import { type CapacityCell, FLOOR_ENDPOINT } from "./rows/sandbox-capacity.js";
 import { PATHOLOGICAL_GOALS, type SandboxValidationResult } from "./rows/sandbox-validation.js";
 import type { TokenHandlingResult } from "./rows/token-handling.js";
 import type { ValidationCell } from "./rows/validation.js";
@@ -124,8 +124,16 @@ export function formatReport(results: BenchResults): string {
       const goal = cell.endpoint.startsWith("POST /purchase/authorizations")
         ? ` (goal ≥ ${count(GOALS.sandboxCreatesPerCoreAtLeast)}) ${mark(cell.extrapolatedSandboxCeiling >= GOALS.sandboxCreatesPerCoreAtLeast)}`
         : "";
+      const cpuLabel = cell.endpoint === FLOOR_ENDPOINT ? "server CPU" : "sandbox CPU";
       lines.push(
-        `  ${cell.endpoint.padEnd(38)} c=${cell.concurrency} ${count(cell.opsPerSec).padStart(7)} req/s  p50 ${fixed(cell.p50Ms)} ms  p99 ${fixed(cell.p99Ms)} ms  sandbox CPU ${percent(cell.sandboxCpuPercent)} (≈ ${count(cell.extrapolatedSandboxCeiling)} req/s at a full core)${goal}`,
+        `  ${cell.endpoint.padEnd(38)} c=${cell.concurrency} ${count(cell.opsPerSec).padStart(7)} req/s  p50 ${fixed(cell.p50Ms)} ms  p99 ${fixed(cell.p99Ms)} ms  ${cpuLabel} ${percent(cell.sandboxCpuPercent)} (≈ ${count(cell.extrapolatedSandboxCeiling)} req/s at a full core)${goal}`,
+      );
+    }
+    const create = capacity.find((cell) => cell.endpoint === "POST /purchase/authorizations");
+    const floor = capacity.find((cell) => cell.endpoint === FLOOR_ENDPOINT);
+    if (create && floor) {
+      lines.push(
+        `  CPU per request: sandbox create ${fixed(1e6 / create.extrapolatedSandboxCeiling, 0)} µs, bare node:http ${fixed(1e6 / floor.extrapolatedSandboxCeiling, 0)} µs (${fixed(floor.extrapolatedSandboxCeiling / create.extrapolatedSandboxCeiling)}×, rounds alternating); the goal is ${fixed(1e6 / GOALS.sandboxCreatesPerCoreAtLeast, 0)} µs`,
       );
     }
     lines.push("");

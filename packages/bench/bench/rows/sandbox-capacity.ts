@@ -1,4 +1,6 @@
+import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
+import { forkRpcChild } from "../child-rpc.js";
 import { type CellResult, median, runCell } from "../measure.js";
 import type { SandboxHost } from "../sandbox-host.js";
 import { rawUndiciVariant } from "../variants/raw-undici.js";
@@ -6,7 +8,9 @@ import { MAX_CONNECTIONS } from "../variants/variant.js";
 import { fetchAccessToken } from "../wire.js";
 
 // Row 5: what the sandbox serves with the cheapest possible client (raw undici, concurrency 64),
-// and how busy its process is meanwhile, so nobody mistakes it for the bottleneck.
+// and how busy its process is meanwhile, so nobody mistakes it for the bottleneck. The create call
+// is measured in rounds alternating with the floor under it: a bare node:http server in a process
+// of its own that reads the same request and writes the same answer, and does nothing else.
 
 export interface CapacityCell {
   endpoint: string;
@@ -14,10 +18,19 @@ export interface CapacityCell {
   opsPerSec: number;
   p50Ms: number;
   p99Ms: number;
-  /** CPU of the sandbox process in percent of one core (NaN when it runs in this process). */
+  /** CPU of the serving process in percent of one core (NaN when the sandbox runs in this process). */
   sandboxCpuPercent: number;
-  /** opsPerSec scaled to a fully busy sandbox core: a rough ceiling of the sandbox alone. */
+  /** opsPerSec scaled to a fully busy core of the serving process: a rough ceiling of it alone. */
   extrapolatedSandboxCeiling: number;
+}
+
+/** The floor's endpoint name in the cells. */
+export const FLOOR_ENDPOINT = "bare node:http, the create's answer";
+
+interface Target {
+  endpoint: string;
+  op: () => Promise<void>;
+  cpuMicros: () => Promise<number>;
 }
 
 export async function measureSandboxCapacity(
@@ -35,42 +48,72 @@ export async function measureSandboxCapacity(
     if (response.statusCode !== 200) throw new Error(`GET customer token answered ${response.statusCode}`);
   };
   const create = await rawUndiciVariant(shop);
+  const floor = await forkRpcChild<"cpuMicros">(
+    fileURLToPath(new URL("../floor-process.js", import.meta.url)),
+  );
+  const floorCreate = await rawUndiciVariant({ ...shop, baseUrl: floor.ready });
   try {
-    const endpoints = [
-      { endpoint: "GET /purchase/customer-tokens/{token}", op: getCustomerToken },
-      { endpoint: "POST /purchase/authorizations", op: create.create },
-    ];
-    const cells: CapacityCell[] = [];
-    for (const { endpoint, op } of endpoints) {
-      await runCell(op, {
-        operations: Math.ceil(settings.operations / 4),
-        concurrency: settings.concurrency,
-      });
-      const rounds: Array<CellResult & { cpu: number }> = [];
-      for (let round = 0; round < settings.rounds; round++) {
-        const before = await host.cpuMicros();
-        const cell = await runCell(op, {
-          operations: settings.operations,
-          concurrency: settings.concurrency,
-        });
-        const cpu = (((await host.cpuMicros()) - before) / (cell.seconds * 1e6)) * 100;
-        rounds.push({ ...cell, cpu });
-      }
-      const opsPerSec = median(rounds.map((r) => r.opsPerSec));
-      const sandboxCpuPercent = median(rounds.map((r) => r.cpu));
-      cells.push({
-        endpoint,
-        concurrency: settings.concurrency,
-        opsPerSec,
-        p50Ms: median(rounds.map((r) => r.p50Ms)),
-        p99Ms: median(rounds.map((r) => r.p99Ms)),
-        sandboxCpuPercent,
-        extrapolatedSandboxCeiling: opsPerSec / (sandboxCpuPercent / 100),
-      });
-    }
+    const cells = await measureTargets(
+      [
+        {
+          endpoint: "GET /purchase/customer-tokens/{token}",
+          op: getCustomerToken,
+          cpuMicros: host.cpuMicros,
+        },
+      ],
+      settings,
+    );
+    cells.push(
+      ...(await measureTargets(
+        [
+          { endpoint: "POST /purchase/authorizations", op: create.create, cpuMicros: host.cpuMicros },
+          {
+            endpoint: FLOOR_ENDPOINT,
+            op: floorCreate.create,
+            cpuMicros: () => floor.call<number>("cpuMicros"),
+          },
+        ],
+        settings,
+      )),
+    );
     return cells;
   } finally {
     await create.close();
+    await floorCreate.close();
+    await floor.close();
     await agent.close();
   }
+}
+
+/** Each target warmed up, then measured in rounds that alternate between the targets. */
+async function measureTargets(
+  targets: readonly Target[],
+  settings: { operations: number; rounds: number; concurrency: number },
+): Promise<CapacityCell[]> {
+  const { operations, concurrency } = settings;
+  for (const target of targets)
+    await runCell(target.op, { operations: Math.ceil(operations / 4), concurrency });
+  const rounds = targets.map((): Array<CellResult & { cpu: number }> => []);
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const [index, target] of targets.entries()) {
+      const before = await target.cpuMicros();
+      const cell = await runCell(target.op, { operations, concurrency });
+      const cpu = (((await target.cpuMicros()) - before) / (cell.seconds * 1e6)) * 100;
+      rounds[index]!.push({ ...cell, cpu });
+    }
+  }
+  return targets.map((target, index) => {
+    const measured = rounds[index]!;
+    const opsPerSec = median(measured.map((r) => r.opsPerSec));
+    const sandboxCpuPercent = median(measured.map((r) => r.cpu));
+    return {
+      endpoint: target.endpoint,
+      concurrency,
+      opsPerSec,
+      p50Ms: median(measured.map((r) => r.p50Ms)),
+      p99Ms: median(measured.map((r) => r.p99Ms)),
+      sandboxCpuPercent,
+      extrapolatedSandboxCeiling: opsPerSec / (sandboxCpuPercent / 100),
+    };
+  });
 }

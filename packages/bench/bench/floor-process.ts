@@ -1,0 +1,48 @@
+import { randomUUID } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { cpuMicrosOfThisProcess, serveRpc } from "./child-rpc.js";
+import { CREATE_PATH, TOKEN_PATH } from "./wire.js";
+
+// Child-process entry: the floor under the sandbox's create call. A bare node:http server that reads
+// the request body and answers what the sandbox answers a synchronous create (200, the same JSON
+// envelope and headers, a new id each time), doing nothing else: no validation, no state. Its CPU
+// per request is what node:http itself costs; the sandbox cannot serve a create for less.
+
+const server = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on("data", (chunk: Buffer) => chunks.push(chunk));
+  req.on("end", () => {
+    const body =
+      req.url === TOKEN_PATH
+        ? JSON.stringify({ token_type: "Bearer", expires_in: 3600, access_token: randomUUID() })
+        : req.url === CREATE_PATH
+          ? JSON.stringify({
+              id: randomUUID(),
+              data: { authorizationId: randomUUID(), orderId: randomUUID() },
+            })
+          : undefined;
+    if (body === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, [
+      "content-type",
+      "application/json; charset=utf-8",
+      "content-length",
+      String(Buffer.byteLength(body)),
+    ]);
+    res.end(body);
+  });
+});
+server.listen(0, "127.0.0.1");
+await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+
+serveRpc(
+  `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+  { cpuMicros: cpuMicrosOfThisProcess },
+  async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  },
+);
