@@ -152,8 +152,8 @@ export type AuthorizationValidationResult =
   | { success: false; issues: ValidationIssue[] };
 
 /** The fast paths for valid requests, compiled from the schema on first use: frozen, and not. */
-let parseValidRequest: FastParser | undefined;
-let parseRequestToSend: FastParser | undefined;
+let parseFrozenRequest: FastParser | undefined;
+let parseRequest: FastParser | undefined;
 
 /** Requests this module has checked; they are frozen, so they cannot have changed since. */
 const checkedRequests = new WeakSet<object>();
@@ -169,19 +169,32 @@ export function isCheckedAuthorizationRequest(value: unknown): value is Authoriz
  */
 export function checkAuthorizationRequest(input: unknown): AuthorizationValidationResult {
   if (isCheckedAuthorizationRequest(input)) return { success: true, request: input };
+  const result = inWireFormChecked(input, true);
+  if (result.success) checkedRequests.add(result.request);
+  return result;
+}
+
+/**
+ * The request in wire form, checked: by the fast path compiled from the schema, or, when that is
+ * not sure, by zod itself (which names every broken rule); frozen all through when asked.
+ */
+function inWireFormChecked(input: unknown, freeze: boolean): AuthorizationValidationResult {
   const wire = toWireShape(input);
-  parseValidRequest ??= fastParserOf(authorizationRequestSchema, { freeze: true });
-  const fast = parseValidRequest(wire);
-  if (fast !== FALL_BACK) {
-    const request = fast as AuthorizationRequest;
-    checkedRequests.add(request);
-    return { success: true, request };
-  }
+  const fast = fastParser(freeze)(wire);
+  if (fast !== FALL_BACK) return { success: true, request: fast as AuthorizationRequest };
   const result = checkWith(authorizationRequestSchema, wire);
   if (!result.success) return result;
-  const request = deepFreeze(result.data);
-  checkedRequests.add(request);
-  return { success: true, request };
+  const request = result.data as AuthorizationRequest;
+  return { success: true, request: freeze ? deepFreeze(request) : request };
+}
+
+function fastParser(freeze: boolean): FastParser {
+  if (freeze) {
+    parseFrozenRequest ??= fastParserOf(authorizationRequestSchema, { freeze: true });
+    return parseFrozenRequest;
+  }
+  parseRequest ??= fastParserOf(authorizationRequestSchema, { freeze: false });
+  return parseRequest;
 }
 
 function deepFreeze<T>(value: T): T {
@@ -202,11 +215,7 @@ export function validateAuthorizationRequest(
   input: AuthorizationRequestInput | AuthorizationRequest,
 ): AuthorizationRequest {
   if (isCheckedAuthorizationRequest(input)) return input;
-  const wire = toWireShape(input);
-  parseRequestToSend ??= fastParserOf(authorizationRequestSchema, { freeze: false });
-  const fast = parseRequestToSend(wire);
-  if (fast !== FALL_BACK) return fast as AuthorizationRequest;
-  const result = checkWith(authorizationRequestSchema, wire);
+  const result = inWireFormChecked(input, false);
   if (!result.success) throw new ValidationError(result.issues);
-  return result.data as AuthorizationRequest;
+  return result.request;
 }
