@@ -71,7 +71,9 @@ describe("an authorization.succeeded for the id the charge just learnt is not fo
     // What the service's records say: authorization X succeeded, order O exists (NotActivated).
     // Redelivery, the reconciler's retry and GET status get every chance to converge.
     await instanceB.receiveWebhook(succeeded);
-    const afterAll = await instanceA.retryWaitingEvents((await shared.findByReference(stored.reference))!);
+    const { charge: afterAll } = await instanceA.retryWaitingEvents(
+      (await shared.findByReference(stored.reference))!,
+    );
 
     expect(afterAll).toMatchObject({ status: "authorized", authorizationId, orderId });
     expect(outcome).not.toBe("ignored");
@@ -110,7 +112,9 @@ describe("an authorization.succeeded for the id the charge just learnt is not fo
     await charges.receiveWebhook(succeeded);
     // The index catches up; the reconciler (pending with an id: retryWaitingEvents) runs.
     store.lagging.clear();
-    const after = await charges.retryWaitingEvents((await store.findByReference(stored.reference))!);
+    const { charge: after } = await charges.retryWaitingEvents(
+      (await store.findByReference(stored.reference))!,
+    );
 
     expect(after).toMatchObject({ status: "authorized", authorizationId, orderId });
     expect(alerts).toEqual([]);

@@ -175,17 +175,10 @@ export class Charges {
 
   /**
    * Applies the stored events of the charge's authorization that are still unapplied (an earlier
-   * application failed); returns the charge as it is afterwards. Never throws for an event.
+   * application failed): the charge as it is afterwards, and how many events were marked applied,
+   * whether or not they changed it (news already applied changes nothing). Never throws for an event.
    */
-  async retryWaitingEvents(charge: ChargeRecord): Promise<ChargeRecord> {
-    return (await this.retryWaitingEventsCounted(charge)).charge;
-  }
-
-  /**
-   * `retryWaitingEvents`, and how many stored events it marked applied, whether or not they changed
-   * the charge (news already applied, or news about an earlier attempt, changes nothing).
-   */
-  async retryWaitingEventsCounted(charge: ChargeRecord): Promise<AppliedEvents<ChargeRecord>> {
+  async retryWaitingEvents(charge: ChargeRecord): Promise<AppliedEvents<ChargeRecord>> {
     if (charge.authorizationId === undefined) return { charge, eventsApplied: 0 };
     return this.#applyWaitingEvents(charge);
   }
@@ -280,13 +273,13 @@ export class Charges {
     if (event.data.reference === undefined) return undefined;
     const byReference = await store.findByReference(event.data.reference);
     if (!byReference) return undefined;
-    if (authorizationId !== undefined && isEarlierAuthorization(byReference, authorizationId)) {
-      return byReference;
-    }
-    // The charge's own authorization outrunning the create call's answer, or one it does not know
-    // (another authorization for this reference): the state machine tells them apart on the
-    // record it changes, alerts about the other, and remembers it as never this charge's.
-    return event.type === "authorization.succeeded" ? byReference : undefined;
+    // authorization.succeeded: the charge's own authorization outrunning the create call's answer,
+    // or one it does not hold (another authorization for this reference): the state machine tells
+    // them apart on the record it changes, alerts about the other, and remembers it as not its own.
+    if (event.type === "authorization.succeeded") return byReference;
+    // authorization.failed: only an earlier attempt's, where it changes nothing.
+    const earlier = authorizationId !== undefined && isEarlierAuthorization(byReference, authorizationId);
+    return earlier ? byReference : undefined;
   }
 
   /**

@@ -1,10 +1,10 @@
 import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord } from "../stores/types.js";
 import {
-  authorizesAnotherOrder,
   type ChargeNews,
   chargeStatusOfOrder,
   isAboutAnotherAttempt,
+  isAnotherAuthorization,
 } from "./state-machine.js";
 
 // The alert for money the service may hold that no charge of ours will capture or release.
@@ -21,12 +21,10 @@ export function lostAuthorizationAlert(charge: ChargeRecord, news: ChargeNews): 
     news.kind === "authorized" ||
     (news.kind === "order" && !["cancelled", "expired"].includes(chargeStatusOfOrder(news.orderStatus)));
   if (!succeeded) return undefined;
+  const unexpected =
+    charge.status === "failed" || isAnotherAuthorization(charge, news) || isAboutAnotherAttempt(charge, news);
+  if (!unexpected) return undefined;
   const held = charge.authorizationId;
-  const another =
-    held === undefined
-      ? authorizesAnotherOrder(charge, news)
-      : held.toLowerCase() !== news.authorizationId.toLowerCase();
-  if (charge.status !== "failed" && !another && !isAboutAnotherAttempt(charge, news)) return undefined;
   return {
     kind: "unexpected_authorization",
     reference: charge.reference,

@@ -148,13 +148,24 @@ export interface AuthorizedOrder {
  * be applied to it. So the amount is not compared (the service totals the items itself, and a
  * rounding of its own must not disown the charge's authorization), nor a token the record lacks.
  */
-export function authorizesAnotherOrder(charge: ChargeRecord, news: ChargeNews): boolean {
+function authorizesAnotherOrder(charge: ChargeRecord, news: ChargeNews): boolean {
   if (news.kind !== "authorized" || news.authorized === undefined) return false;
   const { authorized } = news;
   const token = charge.pendingAuthorization?.request.customerToken;
   if (token !== undefined && token.toLowerCase() !== authorized.customerToken.toLowerCase()) return true;
   if (charge.currency.toUpperCase() !== authorized.currency.toUpperCase()) return true;
   return charge.captureMode !== authorized.captureMode;
+}
+
+/**
+ * True when `news` is about an authorization the charge does not hold: another id than the one its
+ * attempt holds, or, while it holds none yet (matched by reference), certainly another order's.
+ */
+export function isAnotherAuthorization(charge: ChargeRecord, news: ChargeNews): boolean {
+  const id = "authorizationId" in news ? news.authorizationId : undefined;
+  if (id === undefined) return false;
+  const held = charge.authorizationId;
+  return held === undefined ? authorizesAnotherOrder(charge, news) : held.toLowerCase() !== id.toLowerCase();
 }
 
 /**
@@ -198,14 +209,8 @@ export function copyCharge(charge: ChargeRecord): ChargeRecord {
 export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): ChargeRecord | undefined {
   if (isAboutAnotherAttempt(charge, news)) return undefined;
   const authorizationId = "authorizationId" in news ? news.authorizationId : undefined;
-  if (authorizationId !== undefined && charge.authorizationId !== undefined) {
-    if (authorizationId.toLowerCase() !== charge.authorizationId.toLowerCase()) {
-      return notThisCharges(charge, authorizationId, now);
-    }
-  }
-  if (authorizationId !== undefined && charge.authorizationId === undefined) {
-    // Matched by reference while the attempt holds no id yet: its own, unless certainly not.
-    if (authorizesAnotherOrder(charge, news)) return notThisCharges(charge, authorizationId, now);
+  if (authorizationId !== undefined && isAnotherAuthorization(charge, news)) {
+    return notThisCharges(charge, authorizationId, now);
   }
   const next = copyCharge(charge);
   if (authorizationId !== undefined && next.authorizationId === undefined) {

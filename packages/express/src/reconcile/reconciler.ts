@@ -95,7 +95,7 @@ export class Reconciler {
       report.examined++;
       if (charge.authorizationId !== undefined) {
         // Accepted (202): the outcome comes by webhook; apply what a crash may have left parked.
-        report.eventsApplied += (await this.#charges.retryWaitingEventsCounted(charge)).eventsApplied;
+        report.eventsApplied += (await this.#charges.retryWaitingEvents(charge)).eventsApplied;
         continue;
       }
       const pending = charge.pendingAuthorization;
@@ -126,7 +126,7 @@ export class Reconciler {
     for (const charge of unapplied) {
       if (charge.status === "pending" || this.#authorizer.isSending(charge)) continue;
       report.examined++;
-      report.eventsApplied += (await this.#charges.retryWaitingEventsCounted(charge)).eventsApplied;
+      report.eventsApplied += (await this.#charges.retryWaitingEvents(charge)).eventsApplied;
     }
     if (report.needsReview + report.resolved + report.stillUnknown + report.eventsApplied > 0) {
       logger.info?.("purchase-auth: reconcile pass", { ...report });

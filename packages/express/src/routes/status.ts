@@ -9,7 +9,7 @@ import { ownedCharge } from "./owned-charge.js";
 export function statusRoute(ctx: RouteContext): RequestHandler {
   return asyncHandler(async (req, res) => {
     // Stored events of this authorization that an earlier failure left unapplied get another chance.
-    const charge = await ctx.charges.retryWaitingEvents(await ownedCharge(req, ctx.options));
+    const { charge } = await ctx.charges.retryWaitingEvents(await ownedCharge(req, ctx.options));
     answerJson(res, 200, chargeView(charge));
   });
 }
