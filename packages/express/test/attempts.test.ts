@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { type ChargeRecord, MemoryChargeStore } from "../src/index.js";
+import { MemoryChargeStore } from "../src/index.js";
+import { InstanceView } from "./support/shared-store.js";
 import { charge, createShopData, type ShopApp, startShopApp, useShops } from "./support/shop.js";
 
 // Attempts of one order reference: a late answer for an earlier attempt must never reach a later
@@ -78,21 +79,12 @@ describe("attempts", () => {
     const yReadTheFailedCharge = new Promise<void>((resolve) => (reached = resolve));
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    const slowStore = new Proxy(store, {
-      get(target, prop) {
-        if (prop === "create") {
-          return async (record: ChargeRecord) => {
-            const result = await target.create(record);
-            if (holdNextCreate) {
-              holdNextCreate = false;
-              reached();
-              await released;
-            }
-            return result;
-          };
-        }
-        const value = Reflect.get(target, prop, target);
-        return typeof value === "function" ? value.bind(target) : value;
+    const slowStore = new InstanceView(store, {
+      afterCreate: async () => {
+        if (!holdNextCreate) return;
+        holdNextCreate = false;
+        reached();
+        await released;
       },
     });
     const apps: ShopApp[] = [];

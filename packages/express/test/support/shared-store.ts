@@ -14,6 +14,7 @@ export function gate() {
 }
 
 export interface Hooks {
+  afterCreate?: (result: { charge: ChargeRecord; created: boolean }) => Promise<void>;
   afterFindByAuthorizationId?: (id: string, found: ChargeRecord | undefined) => Promise<void>;
   beforeCompareAndSet?: (next: ChargeRecord) => Promise<void>;
   afterCompareAndSet?: (saved: ChargeRecord | undefined) => void;
@@ -27,8 +28,10 @@ export class InstanceView implements ChargeStore {
     readonly shared: MemoryChargeStore,
     readonly hooks: Hooks = {},
   ) {}
-  create(charge: ChargeRecord) {
-    return this.shared.create(charge);
+  async create(charge: ChargeRecord) {
+    const result = await this.shared.create(charge);
+    await this.hooks.afterCreate?.(result);
+    return result;
   }
   findByReference(reference: string) {
     return this.shared.findByReference(reference);
