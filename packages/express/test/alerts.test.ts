@@ -1,7 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { MemoryChargeStore } from "../src/index.js";
-import { acceptedThenFailed, chargesOn, pendingCharge, signedEvent } from "./support/charges-kit.js";
+import {
+  acceptedThenFailed,
+  authorizationSucceeded,
+  chargesOn,
+  pendingCharge,
+  signedEvent,
+} from "./support/charges-kit.js";
 
 // unexpected_authorization: raised once per authorization per change whose news says it succeeded
 // for a failed charge (or an earlier attempt), never lost, and not raised again for news already
@@ -29,15 +35,7 @@ describe("unexpected_authorization", () => {
       currency: "EUR",
       status: "Activated",
     });
-    const succeeded = signedEvent("authorization.succeeded", {
-      authorizationId: firstId,
-      orderId,
-      customerToken: randomUUID(),
-      reference: charge.reference,
-      captureMode: "Auto",
-      amount: "49.80",
-      currency: "EUR",
-    });
+    const succeeded = authorizationSucceeded(charge.reference, { authorizationId: firstId, orderId });
     const lateFailed = signedEvent("authorization.failed", {
       authorizationId: firstId,
       customerToken: randomUUID(),
@@ -78,15 +76,7 @@ describe("unexpected_authorization", () => {
       currency: "EUR",
       status: "Activated",
     });
-    const succeeded = signedEvent("authorization.succeeded", {
-      authorizationId,
-      orderId,
-      customerToken: randomUUID(),
-      reference: charge.reference,
-      captureMode: "Auto",
-      amount: "49.80",
-      currency: "EUR",
-    });
+    const succeeded = authorizationSucceeded(charge.reference, { authorizationId, orderId });
     expect(await charges.receiveWebhook(captured)).toBe("parked");
     expect(await charges.receiveWebhook(succeeded)).toBe("applied");
     expect(alerts.map((alert) => [alert.kind, alert.authorizationId])).toEqual([
@@ -110,15 +100,7 @@ describe("unexpected_authorization", () => {
     await acceptedThenFailed(charges, charge.reference);
     // The service reports Y for the same reference: no charge of ours holds it.
     const foreignId = randomUUID();
-    const foreign = signedEvent("authorization.succeeded", {
-      authorizationId: foreignId,
-      orderId: randomUUID(),
-      customerToken: randomUUID(),
-      reference: charge.reference,
-      captureMode: "Auto",
-      amount: "49.80",
-      currency: "EUR",
-    });
+    const foreign = authorizationSucceeded(charge.reference, { authorizationId: foreignId });
     expect(await charges.receiveWebhook(foreign)).toBe("applied");
     expect(alerts.map((alert) => [alert.kind, alert.authorizationId])).toEqual([
       ["unexpected_authorization", foreignId],

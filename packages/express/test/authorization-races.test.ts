@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { MemoryChargeStore } from "../src/index.js";
 import type { PaymentAlert } from "../src/reconcile/alerts.js";
-import { chargesOn, pendingCharge, signedEvent } from "./support/charges-kit.js";
+import { authorizationSucceeded, chargesOn, pendingCharge } from "./support/charges-kit.js";
 import { gate, InstanceView } from "./support/shared-store.js";
 
 // Whether an authorization is the charge's own is decided on the record being changed, not on an
@@ -20,14 +20,10 @@ describe("an authorization.succeeded for the id the charge just learnt is not fo
     const { charge: stored } = await shared.create(pendingCharge({ captureMode: "Manual" }));
     const authorizationId = randomUUID();
     const orderId = randomUUID();
-    const succeeded = signedEvent("authorization.succeeded", {
+    const succeeded = authorizationSucceeded(stored.reference, {
       authorizationId,
       orderId,
-      customerToken: randomUUID(),
-      reference: stored.reference,
       captureMode: "Manual",
-      amount: "49.80",
-      currency: "EUR",
     });
 
     const webhookMissed = gate(); // instance B: findByAuthorizationId(X) found nothing
@@ -100,14 +96,10 @@ describe("an authorization.succeeded for the id the charge just learnt is not fo
     // The 202 answer is stored; the index has not caught up when the webhook comes.
     store.lagging.add(authorizationId.toLowerCase());
     await charges.applyTo(stored, { kind: "accepted", authorizationId, attempt: 1 });
-    const succeeded = signedEvent("authorization.succeeded", {
+    const succeeded = authorizationSucceeded(stored.reference, {
       authorizationId,
       orderId,
-      customerToken: randomUUID(),
-      reference: stored.reference,
       captureMode: "Manual",
-      amount: "49.80",
-      currency: "EUR",
     });
     await charges.receiveWebhook(succeeded);
     // The index catches up; the reconciler (pending with an id: retryWaitingEvents) runs.
@@ -128,14 +120,9 @@ describe("an authorization.succeeded the charge does not know is always alerted"
     const { charge: stored } = await shared.create(pendingCharge({ captureMode: "Manual" }));
     const ownId = randomUUID(); // Y: the 202 answer to the charge's create call
     const foreignId = randomUUID(); // X: another authorization for the same reference
-    const foreign = signedEvent("authorization.succeeded", {
+    const foreign = authorizationSucceeded(stored.reference, {
       authorizationId: foreignId,
-      orderId: randomUUID(),
-      customerToken: randomUUID(),
-      reference: stored.reference,
       captureMode: "Manual",
-      amount: "49.80",
-      currency: "EUR",
     });
 
     const matchedByReference = gate(); // instance B: #chargeFor saw the charge without an id

@@ -3,7 +3,13 @@ import type { WebhookEvent } from "@purchase-auth/core";
 import { describe, expect, it } from "vitest";
 import type { Charges } from "../src/charges/charges.js";
 import { MemoryChargeStore } from "../src/index.js";
-import { acceptedThenFailed, chargesOn, pendingCharge, signedEvent } from "./support/charges-kit.js";
+import {
+  acceptedThenFailed,
+  authorizationSucceeded,
+  chargesOn,
+  pendingCharge,
+  signedEvent,
+} from "./support/charges-kit.js";
 
 // An authorization the charge does not hold is remembered on the charge itself, not by the event
 // store's "applied" mark (stores forget applied events first, and a crash can fall between the
@@ -13,15 +19,7 @@ import { acceptedThenFailed, chargesOn, pendingCharge, signedEvent } from "./sup
 const ORDER = { amount: "49.80", currency: "EUR", captureMode: "Manual" } as const;
 
 function foreignSucceeded(reference: string, authorizationId: string) {
-  return signedEvent("authorization.succeeded", {
-    authorizationId,
-    orderId: randomUUID(),
-    customerToken: randomUUID(),
-    reference,
-    captureMode: "Manual",
-    amount: "49.80",
-    currency: "EUR",
-  });
+  return authorizationSucceeded(reference, { authorizationId, captureMode: "Manual" });
 }
 
 /**

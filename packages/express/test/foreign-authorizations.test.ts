@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { WebhookEvent } from "@purchase-auth/core";
 import { describe, expect, it } from "vitest";
 import { MemoryChargeStore } from "../src/index.js";
-import { chargesOn, pendingCharge, signedEvent } from "./support/charges-kit.js";
+import { authorizationSucceeded, chargesOn, pendingCharge, signedEvent } from "./support/charges-kit.js";
 
 // An authorization.succeeded matched by reference while the charge's attempt holds no id yet is
 // adopted only if it can be the attempt's own: another customer token than the attempt's create
@@ -27,14 +27,11 @@ async function pendingAttempt(captureMode: "Auto" | "Manual" = "Auto") {
   const succeeded = (data: Partial<Record<string, string>> = {}) => {
     const id = randomUUID();
     const orderId = randomUUID();
-    const webhook = signedEvent("authorization.succeeded", {
+    const webhook = authorizationSucceeded(reference, {
       authorizationId: id,
       orderId,
       customerToken,
-      reference,
       captureMode,
-      amount: "49.80",
-      currency: "EUR",
       ...data,
     });
     return { id, orderId, webhook };

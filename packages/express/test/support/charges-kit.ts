@@ -60,3 +60,20 @@ export async function acceptedThenFailed(charges: Charges, reference: string): P
   await charges.apply(reference, { kind: "failed", authorizationId, reason: "PAYMENT_FAILED", attempt: 1 });
   return authorizationId;
 }
+
+/**
+ * An `authorization.succeeded` for `reference` (49.80 EUR; a new authorization, order and customer
+ * token unless `data` names them).
+ */
+export function authorizationSucceeded(reference: string, data: Record<string, string> = {}): WebhookEvent {
+  return signedEvent("authorization.succeeded", {
+    authorizationId: randomUUID(),
+    orderId: randomUUID(),
+    customerToken: randomUUID(),
+    reference,
+    captureMode: "Auto",
+    amount: "49.80",
+    currency: "EUR",
+    ...data,
+  });
+}
