@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { signWebhook, verifyWebhook } from "@purchase-auth/core";
 import { describe, expect, it } from "vitest";
 import { Charges } from "../src/charges/charges.js";
 import { ChargeNotifier } from "../src/charges/notifier.js";
@@ -10,7 +9,7 @@ import {
   MemoryChargeStore,
   type StoredWebhookEvent,
 } from "../src/index.js";
-import { pendingCharge } from "./support/charges-kit.js";
+import { authorizationSucceeded, pendingCharge, signedEvent } from "./support/charges-kit.js";
 
 // The state machine and the bookkeeping on top of it, without HTTP: the rules every route relies on.
 
@@ -18,26 +17,14 @@ import { pendingCharge } from "./support/charges-kit.js";
 function authorizationEvents(reference: string) {
   const authorizationId = randomUUID();
   const orderId = randomUUID();
-  const sign = (type: string, data: object) => {
-    const signed = signWebhook({ type, data } as never, "secret");
-    return verifyWebhook(signed.body, signed.headers, "secret");
-  };
-  const captured = sign("order.captured", {
+  const captured = signedEvent("order.captured", {
     orderId,
     authorizationId,
     amount: "49.80",
     currency: "EUR",
     status: "Activated",
   });
-  const succeeded = sign("authorization.succeeded", {
-    authorizationId,
-    orderId,
-    customerToken: randomUUID(),
-    reference,
-    captureMode: "Auto",
-    amount: "49.80",
-    currency: "EUR",
-  });
+  const succeeded = authorizationSucceeded(reference, { authorizationId, orderId });
   return { authorizationId, orderId, captured, succeeded };
 }
 
@@ -255,14 +242,13 @@ describe("Charges", () => {
     await store.create(charge);
     const authorizationId = randomUUID();
     const orderId = randomUUID();
-    const signed = signWebhook(
-      {
-        type: "order.captured",
-        data: { orderId, authorizationId, amount: "49.80", currency: "EUR", status: "Activated" },
-      },
-      "secret",
-    );
-    const event = verifyWebhook(signed.body, signed.headers, "secret");
+    const event = signedEvent("order.captured", {
+      orderId,
+      authorizationId,
+      amount: "49.80",
+      currency: "EUR",
+      status: "Activated",
+    });
 
     expect(await charges.receiveWebhook(event)).toBe("parked");
     expect(applied).toEqual([]);
