@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
-import type { WebhookEvent } from "@purchase-auth/core";
+import { PurchaseAuthClient, type WebhookEvent } from "@purchase-auth/core";
 import { describe, expect, it } from "vitest";
 import { MemoryChargeStore } from "../src/index.js";
+import type { PaymentAlert } from "../src/reconcile/alerts.js";
 import { authorizationSucceeded, chargesOn, pendingCharge, signedEvent } from "./support/charges-kit.js";
+import { charge, PRICES, useShops, WEBHOOK_SECRET } from "./support/shop.js";
 
 // An authorization.succeeded matched by reference while the charge's attempt holds no id yet is
 // adopted only if it can be the attempt's own: another customer token than the attempt's create
@@ -129,5 +131,84 @@ describe("another order's authorization is an event like any other", () => {
     // Acknowledged as applied: its redelivery is a duplicate, so onEvent gets no second chance.
     expect(await charges.receiveWebhook(foreign.webhook)).toBe("duplicate");
     expect(seen.map((received) => received.id)).toEqual([foreign.webhook.id]);
+  });
+});
+
+describe("over HTTP, against the sandbox's records", () => {
+  const shops = useShops();
+
+  it("another customer's authorization for the reference, delivered while the charge's answer is lost, is alerted and never adopted", async () => {
+    const sandbox = shops.sandbox();
+    const alerts: PaymentAlert[] = [];
+    const { data, app } = await shops.shop({
+      receiveWebhooks: false,
+      reconcileIntervalMs: 0,
+      clientOptions: { maxRetries: 1 },
+      onAlert: (alert) => void alerts.push(alert),
+    });
+    const customer = data.customer();
+    const cartId = data.cart(customer, [{ sku: "grinder", quantity: 1 }]);
+    const reference = data.referenceOf(cartId);
+    // The charge's answer is lost after the service took the money: pending, no authorization id.
+    sandbox.injectFault({
+      kind: "drop_after_commit",
+      match: { path: "/purchase/authorizations" },
+      count: null,
+    });
+    const lost = await charge(app, customer, { cartId });
+    sandbox.clearFaults();
+    expect(lost.json.type).toBe("urn:purchase-auth:problem:payment-confirming");
+    const [own] = sandbox.authorizations({ merchantId: data.merchant.merchantId });
+
+    // Someone charges another customer's token under the same reference, outside the shop; its
+    // webhooks reach the shop while the charge still holds no id.
+    sandbox.setWebhooks({
+      merchantId: data.merchant.merchantId,
+      urls: [`${app.url}/payments/webhooks`],
+      secrets: [WEBHOOK_SECRET],
+    });
+    const other = data.customer();
+    const outside = new PurchaseAuthClient({
+      baseUrl: sandbox.url,
+      clientId: data.merchant.clientId,
+      clientSecret: data.merchant.clientSecret,
+      scope: data.merchant.scope,
+    });
+    const foreign = await outside.authorizations.create({
+      customerToken: other.customerToken,
+      order: {
+        items: [{ id: "grinder", ...PRICES.grinder!, quantity: 1 }],
+        currency: "EUR",
+        reference,
+        captureMode: "Auto",
+      },
+      attemptSchedule: { preferSynchronous: true },
+    });
+    await outside.close();
+    await sandbox.settle();
+
+    expect(alerts.map((alert) => [alert.kind, alert.authorizationId])).toEqual([
+      ["unexpected_authorization", foreign.authorizationId],
+    ]);
+    expect(await app.router.store.findByReference(reference)).toMatchObject({
+      status: "pending",
+      previousAuthorizationIds: [foreign.authorizationId.toLowerCase()],
+    });
+    expect((await app.router.store.findByReference(reference))?.authorizationId).toBeUndefined();
+
+    // The reconciler resends the charge's own key: it learns its own authorization, no other.
+    expect(await app.router.reconcile()).toMatchObject({ resolved: 1 });
+    expect(await app.router.store.findByReference(reference)).toMatchObject({
+      status: "captured",
+      authorizationId: own!.authorizationId.toLowerCase(),
+    });
+    const succeeded = sandbox
+      .authorizations({ merchantId: data.merchant.merchantId })
+      .filter(
+        (authorization) => authorization.reference === reference && authorization.status === "Succeeded",
+      )
+      .map((authorization) => authorization.authorizationId)
+      .sort();
+    expect(succeeded).toEqual([own!.authorizationId, foreign.authorizationId].sort());
   });
 });
