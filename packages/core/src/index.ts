@@ -22,6 +22,7 @@ export * from "./schemas/common.js";
 export * from "./schemas/customer-tokens.js";
 export * from "./schemas/envelopes.js";
 export * from "./schemas/error-reasons.js";
+export { lastScheduledAttemptAt } from "./schemas/last-attempt.js";
 export * from "./schemas/oauth.js";
 export * from "./schemas/orders.js";
 export * from "./schemas/webhook-events.js";
