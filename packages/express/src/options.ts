@@ -147,6 +147,13 @@ export interface PurchaseAuthOptions {
    * for clock skew); at most 3,600,000.
    */
   resendWindowMs?: number;
+  /**
+   * How long a charge the service accepted (202) may go without news of its outcome after its last
+   * scheduled attempt, in ms, before the reconciler gives it up to review and raises an alert: the
+   * service redelivers webhooks for a while, then gives up, and there is no call to ask it about an
+   * authorization. A webhook that still arrives moves the charge on. Default 86,400,000 (a day).
+   */
+  outcomeGraceMs?: number;
   /** The clock the window is measured with, in epoch ms. Default `Date.now` (tests move it). */
   now?: () => number;
 }
@@ -180,6 +187,7 @@ export interface ResolvedOptions {
   onError: PurchaseAuthOptions["onError"];
   reconcileIntervalMs: number;
   resendWindowMs: number;
+  outcomeGraceMs: number;
   now: () => number;
 }
 
@@ -264,6 +272,7 @@ const optionsSchema = z.strictObject({
     .max(24 * 3_600_000)
     .default(60_000),
   resendWindowMs: millis(1_000, 3_600_000).default(3_300_000),
+  outcomeGraceMs: millis(1_000, 30 * 86_400_000).default(86_400_000),
   now: fn("() => number that returns the time in epoch milliseconds").optional(),
 });
 
@@ -338,6 +347,7 @@ export function resolveOptions(options: PurchaseAuthOptions): ResolvedOptions {
     onError: options.onError,
     reconcileIntervalMs: value.reconcileIntervalMs,
     resendWindowMs: value.resendWindowMs,
+    outcomeGraceMs: value.outcomeGraceMs,
     now: options.now ?? Date.now,
   };
 }

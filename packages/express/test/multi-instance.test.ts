@@ -1,5 +1,6 @@
 import { type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { PaymentAlert } from "../src/reconcile/alerts.js";
 import { freshSchema, postgresStore } from "./support/database.js";
 import {
   type AppOptions,
@@ -113,5 +114,46 @@ describe("two app instances sharing the PostgreSQL store", () => {
       sandbox.authorizations({ merchantId: data.merchant.merchantId })[0]!.authorizationId,
     );
     expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+  });
+
+  it("both give up on one charge at once (its outcome overdue, its key past the window): one alert each time, never two", async () => {
+    const data = createShopData(sandbox);
+    const clock = { offset: 0 };
+    const alerts: PaymentAlert[] = [];
+    const options: AppOptions = {
+      timing: "asap",
+      allowedTimings: ["now"],
+      receiveWebhooks: false,
+      reconcileIntervalMs: 0,
+      clientOptions: { maxRetries: 1 },
+      now: () => Date.now() + clock.offset,
+      onAlert: (alert) => {
+        alerts.push(alert);
+      },
+    };
+    const a = await startShopApp(data, { ...options, store: await postgresStore(database.newPool()) });
+    const b = await startShopApp(data, { ...options, store: await postgresStore(database.newPool()) });
+    apps.push(a, b);
+    const customer = data.customer();
+    // Accepted (202), and its webhooks never arrive.
+    const accepted = await charge(a, customer, { cartId: data.cart(customer) });
+    expect(accepted.json.status).toBe("pending");
+    // Another charge whose answer was lost; nobody resends it within the window.
+    sandbox.injectFault({
+      kind: "drop_after_commit",
+      match: { path: "/purchase/authorizations" },
+      count: null,
+    });
+    const lost = await charge(b, customer, { cartId: data.cart(customer), timing: "now" });
+    sandbox.clearFaults();
+    expect(lost.status).toBe(503);
+
+    clock.offset = 2 * 24 * 3_600_000;
+    sandbox.advanceClock(2 * 24 * 3_600_000);
+    const reports = await Promise.all([a.router.reconcile(), b.router.reconcile()]);
+    expect(reports[0]!.needsReview + reports[1]!.needsReview).toBe(2);
+    expect(alerts.map((alert) => alert.kind)).toEqual(["needs_review", "needs_review"]);
+    expect(new Set(alerts.map((alert) => alert.reference)).size).toBe(2);
+    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(2);
   });
 });

@@ -48,6 +48,8 @@ describe("options", () => {
     [{ captureMode: "auto" }, "captureMode", "Invalid option captureMode:"],
     [{ allowedTimings: ["later"] }, "allowedTimings[0]", "Invalid option allowedTimings[0]:"],
     [{ maxBodyBytes: 10 }, "maxBodyBytes", "Invalid option maxBodyBytes:"],
+    [{ outcomeGraceMs: 0 }, "outcomeGraceMs", "Invalid option outcomeGraceMs:"],
+    [{ outcomeGraceMs: 31 * 86_400_000 }, "outcomeGraceMs", "Invalid option outcomeGraceMs:"],
     [{ store: {} }, "store", "must implement ChargeStore"],
     [{ idempotencyNamespace: "mine" }, "idempotencyNamespace", "must be a GUID"],
     [{ liveUpdates: { pollIntervalMs: 0 } }, "liveUpdates.pollIntervalMs", "liveUpdates.pollIntervalMs"],

@@ -25,8 +25,23 @@ export interface AuthorizerDeps {
   alert: (alert: PaymentAlert) => Promise<void>;
 }
 
-/** Why a charge's attempt was given up to review, in its `reason`. */
-export const REVIEW_REASON = "OUTCOME_UNKNOWN_PAST_IDEMPOTENCY_WINDOW";
+/** Why a charge's attempt was given up to review: its `reason`, and what the alert tells an operator. */
+const REVIEWS = {
+  /** Its create call's outcome stayed unknown past the service's idempotency window. */
+  idempotency_window: {
+    reason: "OUTCOME_UNKNOWN_PAST_IDEMPOTENCY_WINDOW",
+    message:
+      "the outcome of this charge's create call stayed unknown past the service's idempotency window, so its key is never sent again; look the order reference up at the service, then capture, cancel or refund by hand",
+  },
+  /** Accepted (202), and no webhook told its outcome long after its last scheduled attempt. */
+  outcome_overdue: {
+    reason: "OUTCOME_OVERDUE",
+    message:
+      "the service accepted this charge's authorization, but no webhook told its outcome long after its last scheduled attempt (deliveries may have been lost); look the authorization up at the service, then capture, cancel or refund by hand. A webhook that still arrives moves the charge on",
+  },
+} as const;
+
+export type ReviewCause = keyof typeof REVIEWS;
 
 export class Authorizer {
   readonly #deps: AuthorizerDeps;
@@ -97,7 +112,7 @@ export class Authorizer {
     // dropped its write-ahead record, and a key derived again could be one the service never saw.
     if (charge.status !== "pending" || charge.authorizationId !== undefined) return charge;
     const pending = charge.pendingAuthorization ?? legacyPending(charge, rebuilt, options);
-    if (pending === undefined || !this.canResend(pending)) return this.markNeedsReview(charge);
+    if (pending === undefined || !this.canResend(pending)) return (await this.markNeedsReview(charge)).charge;
     try {
       const result = await this.#create(pending, sending);
       const news: ChargeNews =
@@ -152,21 +167,25 @@ export class Authorizer {
     );
   }
 
-  /** Gives an attempt whose outcome cannot be learnt any more up to review, and says so. */
-  async markNeedsReview(charge: ChargeRecord): Promise<ChargeRecord> {
-    const updated = await this.#deps.charges.apply(charge.reference, {
-      kind: "needs_review",
-      reason: REVIEW_REASON,
-    });
-    if (charge.status === "pending" && updated?.status === "needs_review") {
+  /**
+   * Gives a pending attempt whose outcome we cannot learn by ourselves up to review, and says so.
+   * `moved` is true for the one call (of any instance) that moved it, which raised the alert.
+   */
+  async markNeedsReview(
+    charge: ChargeRecord,
+    cause: ReviewCause = "idempotency_window",
+  ): Promise<{ charge: ChargeRecord; moved: boolean }> {
+    const { reason, message } = REVIEWS[cause];
+    const { charge: updated, moved } = await this.#deps.charges.moveToReview(charge.reference, reason);
+    if (moved && updated !== undefined) {
       await this.#deps.alert({
         kind: "needs_review",
         reference: charge.reference,
-        message:
-          "the outcome of this charge's create call stayed unknown past the service's idempotency window, so its key is never sent again; look the order reference up at the service, then capture, cancel or refund by hand",
+        ...(updated.authorizationId === undefined ? {} : { authorizationId: updated.authorizationId }),
+        message,
       });
     }
-    return updated ?? charge;
+    return { charge: updated ?? charge, moved };
   }
 }
 

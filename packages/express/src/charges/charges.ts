@@ -147,6 +147,24 @@ export class Charges {
   }
 
   /**
+   * Gives a pending charge up to review with `reason`. `moved` is true only for the call whose change
+   * was stored: however many requests and instances try at once, one of them raises the alert.
+   */
+  async moveToReview(
+    reference: string,
+    reason: string,
+  ): Promise<{ charge: ChargeRecord | undefined; moved: boolean }> {
+    // The last computation decides, as in startNextAttempt.
+    let moved = false;
+    const { charge } = await this.#update(reference, undefined, (current) => {
+      const next = advance(current, { kind: "needs_review", reason }, new Date());
+      moved = next !== undefined;
+      return next;
+    });
+    return { charge, moved };
+  }
+
+  /**
    * Stores a verified event (deduplicated by id), then applies it to its charge. An event whose
    * charge does not know its authorization id yet stays stored and is applied when it does.
    */

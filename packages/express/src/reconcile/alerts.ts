@@ -6,7 +6,9 @@ import type { Logger } from "@purchase-auth/core";
  */
 export interface PaymentAlert {
   /**
-   * needs_review: an attempt's outcome stayed unknown past the idempotency window;
+   * needs_review: an attempt's outcome stayed unknown past the idempotency window, or the service
+   * accepted it and no webhook told its outcome long after its last scheduled attempt (the
+   * charge's `reason` says which: OUTCOME_UNKNOWN_PAST_IDEMPOTENCY_WINDOW or OUTCOME_OVERDUE);
    * unexpected_authorization: the service reports an authorization for a reference whose charge
    * knows another one (or failed); it may hold money nobody will capture or release.
    */

@@ -2,6 +2,8 @@ import { IdempotencyWindowPassedError, PurchaseAuthError } from "@purchase-auth/
 import type { Authorizer } from "../charges/authorizer.js";
 import type { Charges } from "../charges/charges.js";
 import type { ResolvedOptions } from "../options.js";
+import type { ChargeRecord } from "../stores/types.js";
+import { outcomeOverdueAt } from "./overdue.js";
 
 // The level-triggered loop that moves every open charge towards the service's truth when no request
 // and no webhook does (a crash, a lost answer, a lost webhook): like a controller's reconcile loop,
@@ -15,7 +17,10 @@ export interface ReconcileReport {
   resolved: number;
   /** Re-sent, and still without a definite answer (tried again next pass). */
   stillUnknown: number;
-  /** Given up to review: past the idempotency window, never sent again. */
+  /**
+   * Given up to review: past the idempotency window (never sent again), or accepted and without
+   * news of the outcome long after the last scheduled attempt (`outcomeGraceMs`).
+   */
   needsReview: number;
   /**
    * Stored webhook events this pass applied (marked applied): events that a crash or a failing
@@ -71,6 +76,10 @@ export class Reconciler {
     return this.#running;
   }
 
+  #isOverdue(charge: ChargeRecord): boolean {
+    return this.#options.now() >= outcomeOverdueAt(charge, this.#options.outcomeGraceMs);
+  }
+
   async #pass(): Promise<ReconcileReport> {
     const report: ReconcileReport = {
       examined: 0,
@@ -95,13 +104,19 @@ export class Reconciler {
       report.examined++;
       if (charge.authorizationId !== undefined) {
         // Accepted (202): the outcome comes by webhook; apply what a crash may have left parked.
-        report.eventsApplied += (await this.#charges.retryWaitingEvents(charge)).eventsApplied;
+        const { charge: after, eventsApplied } = await this.#charges.retryWaitingEvents(charge);
+        report.eventsApplied += eventsApplied;
+        if (after.status === "pending" && this.#isOverdue(after)) {
+          // No webhook told the outcome long after the last attempt: a person looks it up.
+          const { moved } = await this.#authorizer.markNeedsReview(after, "outcome_overdue");
+          if (moved) report.needsReview++;
+        }
         continue;
       }
       const pending = charge.pendingAuthorization;
       if (pending === undefined || !this.#authorizer.canResend(pending)) {
-        const after = await this.#authorizer.markNeedsReview(charge);
-        if (after.status === "needs_review") report.needsReview++;
+        const { moved } = await this.#authorizer.markNeedsReview(charge);
+        if (moved) report.needsReview++;
         continue;
       }
       try {
