@@ -10,7 +10,8 @@ import type { PurchaseAuthData } from "./session-data";
 export const MAX_SYNCHRONOUS_ATTEMPTS = 3;
 
 export type AuthorizationOutcome =
-  | { kind: "done"; result: CreateAuthorizationResult; attempt: number }
+  /** `sentAt`: when the key of the attempt that got this answer was first sent. */
+  | { kind: "done"; result: CreateAuthorizationResult; attempt: number; sentAt: Date }
   /** A definite answer that nothing was done; `attempt` is the last attempt made. */
   | { kind: "declined"; error: Error; reason: string | undefined; attempt: number }
   /** Perhaps done: repeat `attempt` with the same key (inside the key's window) to learn it. */
@@ -71,12 +72,14 @@ export async function createAuthorization(
   firstSentAt?: Date,
 ): Promise<AuthorizationOutcome> {
   for (let attempt = firstAttempt; ; attempt++) {
+    // A repeated key was first sent earlier: the service created its authorization then.
+    const sentAt = attempt === firstAttempt && firstSentAt ? firstSentAt : new Date();
     try {
       const result = await context.client.authorizations.create(request, {
         idempotencyKey: authorizeKey(context.options.idempotencyNamespace, sessionId, attempt),
         ...(attempt === firstAttempt && firstSentAt ? { firstSentAt } : {}),
       } as Parameters<ProviderContext["client"]["authorizations"]["create"]>[1]);
-      return { kind: "done", result, attempt };
+      return { kind: "done", result, attempt, sentAt };
     } catch (error) {
       const windowPassed = isWindowPassed(error);
       const uncertain = windowPassed || outcomeOfError(error) === "unknown";

@@ -1,9 +1,10 @@
 import { MedusaError, PaymentSessionStatus } from "@medusajs/framework/utils";
+import type { AuthorizationRequestInput } from "@purchase-auth/core";
 import { type AuthorizationOutcome, authorizationRequest, createAuthorization } from "./authorization";
 import { describeReason } from "./errors";
 import { releaseAll } from "./order-operations";
 import { dataWithOrder, type ProviderContext } from "./provider-context";
-import type { PurchaseAuthData } from "./session-data";
+import { type PurchaseAuthData, scheduleOrNull } from "./session-data";
 import { sessionStatusOfState } from "./status-mapping";
 
 /**
@@ -46,9 +47,10 @@ export async function authorizePayment(
     );
   }
   const unknown = data.state === "unknown";
+  const request = authorizationRequest(context, data, sessionId);
   const outcome = await createAuthorization(
     context,
-    authorizationRequest(context, data, sessionId),
+    request,
     sessionId,
     data.authorize_attempt ?? 1,
     unknown && data.authorize_first_sent_at ? new Date(data.authorize_first_sent_at) : undefined,
@@ -78,7 +80,7 @@ export async function authorizePayment(
   if (!result.synchronous) {
     return {
       status: PaymentSessionStatus.PENDING_AUTHORIZATION,
-      data: { ...authorized, state: "pending_authorization" },
+      data: { ...authorized, ...acceptedAt(request, outcome.sentAt), state: "pending_authorization" },
     };
   }
   const captured = data.capture_mode === "Auto";
@@ -91,6 +93,20 @@ export async function authorizePayment(
       captured_amount: captured ? data.amount : "0.00",
       refunded_amount: "0.00",
     },
+  };
+}
+
+/**
+ * What an accepted (202) session records to know when its outcome is overdue: when the service
+ * created the authorization and the schedule it was given (the options may change later).
+ */
+function acceptedAt(
+  request: AuthorizationRequestInput,
+  sentAt: Date,
+): Pick<PurchaseAuthData, "authorize_sent_at" | "attempt_schedule"> {
+  return {
+    authorize_sent_at: sentAt.toISOString(),
+    attempt_schedule: scheduleOrNull(request.attemptSchedule),
   };
 }
 
@@ -178,9 +194,10 @@ export async function resolveUnknownAuthorization(
   if (data.state !== "unknown" || !sessionId || !data.customer_token || !data.amount || !data.currency) {
     return { kind: "still_unknown", data };
   }
+  const request = authorizationRequest(context, data, sessionId);
   const outcome = await createAuthorization(
     context,
-    authorizationRequest(context, data, sessionId),
+    request,
     sessionId,
     data.authorize_attempt ?? 1,
     data.authorize_first_sent_at ? new Date(data.authorize_first_sent_at) : undefined,
@@ -205,8 +222,12 @@ export async function resolveUnknownAuthorization(
     authorize_first_sent_at: null,
     review_reason: null,
   };
-  if (!outcome.result.orderId)
-    return { kind: "pending", data: { ...resolved, state: "pending_authorization" } };
+  if (!outcome.result.orderId) {
+    return {
+      kind: "pending",
+      data: { ...resolved, ...acceptedAt(request, outcome.sentAt), state: "pending_authorization" },
+    };
+  }
   const order = await releaseAll(
     context,
     outcome.result.orderId,

@@ -1,3 +1,4 @@
+import { type AttemptSchedule, attemptScheduleSchema } from "@purchase-auth/core";
 import type { OrderLine } from "./order-lines";
 
 /**
@@ -50,6 +51,18 @@ export interface PurchaseAuthData {
    * sent again only inside the service's idempotency window; the reconciler uses it.
    */
   authorize_first_sent_at: string | null;
+  /**
+   * With state "pending_authorization" (accepted, 202): when the accepted attempt's key was first
+   * sent (ISO 8601), i.e. when the service created the authorization and starts its schedule.
+   * Null in sessions accepted before it was recorded.
+   */
+  authorize_sent_at: string | null;
+  /**
+   * The attemptSchedule sent with that attempt; null when none was sent (one attempt as soon as
+   * possible), and in sessions accepted before it was recorded. With `authorize_sent_at` it tells
+   * when the service plans its last attempt: the reconcile job counts its grace from there.
+   */
+  attempt_schedule: AttemptSchedule | null;
   /** The service's order status when last read (NotActivated, PartActivated, Cancelled, ...). */
   service_status: string | null;
   /** What the service released without capture (cancel, expiry). */
@@ -94,6 +107,13 @@ function orderLinesOrNull(value: unknown): OrderLine[] | null {
   return lines;
 }
 
+/** An attempt schedule as the service's schema reads it; null for none or anything else. */
+export function scheduleOrNull(value: unknown): AttemptSchedule | null {
+  if (typeof value !== "object" || value === null) return null;
+  const parsed = attemptScheduleSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
+
 /** Reads our keys from stored payment data, ignoring anything else (e.g. storefront leftovers). */
 export function readData(data: Record<string, unknown> | undefined): PurchaseAuthData {
   const source = data ?? {};
@@ -118,6 +138,8 @@ export function readData(data: Record<string, unknown> | undefined): PurchaseAut
         ? source.authorize_attempt
         : null,
     authorize_first_sent_at: stringOrNull(source.authorize_first_sent_at),
+    authorize_sent_at: stringOrNull(source.authorize_sent_at),
+    attempt_schedule: scheduleOrNull(source.attempt_schedule),
     service_status: stringOrNull(source.service_status),
     cancelled_amount: stringOrNull(source.cancelled_amount),
     medusa_canceled_at: stringOrNull(source.medusa_canceled_at),
