@@ -20,6 +20,7 @@ describe("provider options", () => {
       webhookToleranceSeconds: 604_800,
       defaultVatPercent: "0",
       orderLines: "cart",
+      outcomeGraceMs: 86_400_000,
     });
   });
 
@@ -37,6 +38,8 @@ describe("provider options", () => {
     [{ defaultVatPercent: "12.345" }, /option defaultVatPercent/],
     [{ orderLines: "none" }, /option orderLines/],
     [{ idempotencyNamespace: "not-a-guid" }, /option idempotencyNamespace .*GUID/],
+    [{ outcomeGraceMs: 999 }, /option outcomeGraceMs .*from 1000 to 2592000000/],
+    [{ outcomeGraceMs: "1d" }, /option outcomeGraceMs/],
   ])("names the option in the error: %o", (change, message) => {
     expect(() => PurchaseAuthProviderService.validateOptions({ ...valid, ...change })).toThrow(message);
   });

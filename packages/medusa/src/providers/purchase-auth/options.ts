@@ -16,6 +16,13 @@ export type AttemptSchedulePolicy = "synchronous" | "asap" | { relative: string[
  */
 export const WEBHOOK_TOLERANCE_SECONDS = 7 * 86_400;
 
+/**
+ * Default grace of an accepted (202) authorization without news: a day after its last scheduled
+ * attempt. The service redelivers webhooks for a while, then gives up; past this the reconcile job
+ * flags the session for review (see workflows/outcome-overdue.ts).
+ */
+export const OUTCOME_GRACE_MS = 86_400_000;
+
 export interface PurchaseAuthProviderOptions {
   /** The service's base URL (test and production differ). */
   baseUrl: string;
@@ -53,6 +60,12 @@ export interface PurchaseAuthProviderOptions {
   timeoutMs?: number;
   /** Retries of an unknown outcome with the same idempotency key (core's default 3). */
   maxRetries?: number;
+  /**
+   * How long, in ms, a payment session the service accepted (202) may go without news of its
+   * outcome after its last scheduled attempt before the reconcile job flags it for review
+   * (OUTCOME_OVERDUE). Default 86,400,000 (a day); 1,000 to 2,592,000,000 (30 days).
+   */
+  outcomeGraceMs?: number;
 }
 
 /** Options after validation, defaults filled in. */
@@ -74,6 +87,7 @@ export interface ResolvedProviderOptions {
   defaultVatPercent: string;
   orderLines: "cart" | "single";
   idempotencyNamespace: string;
+  outcomeGraceMs: number;
 }
 
 /** The plugin's idempotency namespace: keys are GUIDs derived from it and Medusa's ids. */
@@ -147,11 +161,16 @@ function secrets(value: unknown): string[] {
   return [...list] as string[];
 }
 
-function positiveInteger(options: Record<string, unknown>, name: string, max: number): number | undefined {
+function positiveInteger(
+  options: Record<string, unknown>,
+  name: string,
+  max: number,
+  min = 0,
+): number | undefined {
   const value = options[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > max) {
-    throw new InvalidOptionError(name, `must be a whole number from 0 to ${max}`);
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidOptionError(name, `must be a whole number from ${min} to ${max}`);
   }
   return value;
 }
@@ -199,6 +218,7 @@ export function resolveProviderOptions(input: unknown): ResolvedProviderOptions 
     defaultVatPercent: vatPercent(options.defaultVatPercent),
     orderLines,
     idempotencyNamespace: namespace,
+    outcomeGraceMs: positiveInteger(options, "outcomeGraceMs", 30 * 86_400_000, 1_000) ?? OUTCOME_GRACE_MS,
   };
 }
 
