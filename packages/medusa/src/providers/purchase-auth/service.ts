@@ -54,6 +54,7 @@ import {
 import { cancelCustomerToken, checkChargeable, readCustomerToken, tokenToStore } from "./customer-tokens";
 import { type PurchaseAuthProviderOptions, resolveProviderOptions } from "./options";
 import { capture, refund, releaseAll, releaseUncaptured } from "./order-operations";
+import { outcomeOverdueAt } from "./outcome-overdue";
 import { PaymentModuleRecords } from "./payment-module-records";
 import { dataWithOrder, type ProviderContext, readOrder, stringOf } from "./provider-context";
 import { type PurchaseAuthData, readData, writeData } from "./session-data";
@@ -309,6 +310,14 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
     now?: Date,
   ): Promise<UnknownResolution> {
     return await resolveUnknownAuthorization(this.#context, readData(data ?? undefined), now);
+  }
+
+  /**
+   * When a session this provider's service accepted (202) is overdue (epoch ms): its last scheduled
+   * attempt or its last news, whichever is later, plus the `outcomeGraceMs` option.
+   */
+  outcomeOverdueAt(data: Record<string, unknown> | null | undefined, lastNewsAt: Date): number {
+    return outcomeOverdueAt(readData(data ?? undefined), lastNewsAt, this.#context.options.outcomeGraceMs);
   }
 
   /**

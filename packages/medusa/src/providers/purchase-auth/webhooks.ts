@@ -2,6 +2,7 @@ import type { ProviderWebhookPayload, WebhookActionResult } from "@medusajs/fram
 import { PaymentActions } from "@medusajs/framework/utils";
 import { verifyWebhook, type WebhookEvent, WebhookVerificationError } from "@purchase-auth/core";
 import { releaseAll } from "./order-operations";
+import { answeredReview } from "./outcome-overdue";
 import type { ProviderContext } from "./provider-context";
 import { dataWithOrder } from "./provider-context";
 import { rawBodyOf } from "./webhook-body";
@@ -33,8 +34,9 @@ export function verifiedEvent(context: ProviderContext, payload: Payload): Webho
  * authorization.failed → failed, with the order id or reason first written to the session's data
  * (Medusa's payment workflow reads only that). A success for a session whose Medusa order was
  * canceled meanwhile is voided at the service (cancelled, or refunded if the service captured) and
- * recorded on the session, and Medusa is told nothing to do. The plugin's webhook subscriber
- * handles the events Medusa ignores (order and token events, the failure's visible marks).
+ * recorded on the session, and Medusa is told nothing to do. A session the reconcile job flagged
+ * OUTCOME_OVERDUE is not skipped: the outcome it waited for clears the flag. The plugin's webhook
+ * subscriber handles the events Medusa ignores (order and token events, the failure's visible marks).
  */
 export async function webhookActionAndData(
   context: ProviderContext,
@@ -45,8 +47,8 @@ export async function webhookActionAndData(
   const outcome = mapWebhookEvent(event);
   if (outcome.log) context.logger?.[outcome.log.level](outcome.log.message);
   if (!outcome.sessionId) return { action: outcome.action };
+  const current = await context.records.sessionData(outcome.sessionId);
   if (event.type === "authorization.succeeded") {
-    const current = await context.records.sessionData(outcome.sessionId);
     if (current?.medusa_canceled_at || current?.state === "canceled") {
       const order = await releaseAll(
         context,
@@ -56,6 +58,7 @@ export async function webhookActionAndData(
       );
       await context.records.mergeSessionData(outcome.sessionId, {
         ...dataWithOrder(current, order),
+        ...answeredReview(current),
         state: "canceled",
         failure_reason: null,
       });
@@ -66,7 +69,11 @@ export async function webhookActionAndData(
     }
   }
   if (outcome.update) {
-    const known = await context.records.mergeSessionData(outcome.sessionId, outcome.update);
+    // A session flagged OUTCOME_OVERDUE moves on like any other: the flag only asked for this news.
+    const known = await context.records.mergeSessionData(outcome.sessionId, {
+      ...outcome.update,
+      ...answeredReview(current),
+    });
     if (!known) {
       context.logger?.info(
         `purchase-auth: webhook ${event.id} names payment session ${outcome.sessionId}, which does not exist (any more) or is not this provider's; ignored`,
