@@ -1,3 +1,4 @@
+export { OUTCOME_OVERDUE } from "../providers/purchase-auth/outcome-overdue";
 export { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-ids";
 export {
   type LiveCustomerToken,

@@ -5,13 +5,13 @@ import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 // cannot filter on data, so these read its tables directly (PostgreSQL jsonb), only this provider's
 // rows, never deleted ones.
 
-interface Knex {
+export interface Knex {
   raw(sql: string, bindings: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
 }
 
 const OURS = "pp_purchase-auth%";
 
-function knexOf(container: MedusaContainer): Knex {
+export function knexOf(container: MedusaContainer): Knex {
   return container.resolve(ContainerRegistrationKeys.PG_CONNECTION) as unknown as Knex;
 }
 
@@ -58,6 +58,32 @@ export async function sessionsInState(
     [OURS, state, limit],
   );
   return rows as unknown as SessionRow[];
+}
+
+export interface AcceptedSessionRow {
+  id: string;
+  provider_id: string;
+  data: Record<string, unknown> | null;
+  /** The session's last change: its last news. */
+  updated_at: Date;
+}
+
+/**
+ * This provider's payment sessions the service accepted (202) and nobody flagged for review yet, in
+ * id order after `afterId` (pages of `limit`: every such session is seen, however many wait).
+ */
+export async function acceptedSessionsUnflagged(
+  container: MedusaContainer,
+  afterId: string,
+  limit = 100,
+): Promise<AcceptedSessionRow[]> {
+  const { rows } = await knexOf(container).raw(
+    `select id, provider_id, data, updated_at from payment_session
+     where provider_id like ? and deleted_at is null and data->>'state' = 'pending_authorization'
+       and coalesce(data->>'review_reason', '') = '' and id > ? order by id limit ?`,
+    [OURS, afterId, limit],
+  );
+  return rows as unknown as AcceptedSessionRow[];
 }
 
 export interface AccountHolderRow {

@@ -4,13 +4,18 @@ import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instan
 import { readData, writeData } from "../providers/purchase-auth/session-data";
 import { chargeStoredTokenWorkflow } from "./charge-stored-token";
 import { orderOfPaymentCollection, sessionsInState } from "./lookups";
+import { flagOverdueOutcomes } from "./outcome-overdue";
 
 export interface ReconcileReport {
   /** Sessions whose unknown outcome was settled (declined, released, or pending a webhook). */
   resolved: string[];
   /** Sessions still unknown, to be tried again on the next run. */
   stillUnknown: string[];
-  /** Sessions flagged for review: their key is past the service's idempotency window. */
+  /**
+   * Sessions flagged for review by this run: an unknown outcome whose key is past the service's
+   * idempotency window, or an accepted (202) authorization whose outcome is overdue
+   * (OUTCOME_OVERDUE: no webhook long after its last scheduled attempt).
+   */
   flagged: string[];
 }
 
@@ -21,6 +26,9 @@ export interface ReconcileReport {
  * the session failed. After the window the session is flagged for review (`review_reason` in its
  * data) and left alone. Safe to run concurrently with itself and with checkouts: every write it
  * makes carries the key the first attempt carried.
+ *
+ * Then it flags the sessions the service accepted (202) whose outcome is overdue: no webhook told it
+ * the provider's `outcomeGraceMs` after the last scheduled attempt (see outcome-overdue.ts).
  */
 export async function reconcileUnknownOutcomes(
   container: MedusaContainer,
@@ -64,6 +72,7 @@ export async function reconcileUnknownOutcomes(
       );
     } else report.stillUnknown.push(session.id);
   }
+  report.flagged.push(...(await flagOverdueOutcomes(container, now)));
   return report;
 }
 
