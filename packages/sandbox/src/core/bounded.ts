@@ -38,7 +38,8 @@ export class RingBuffer<T> {
 
 interface Slot<K, V> {
   readonly key: K;
-  value: V;
+  /** Undefined once deleted, so a deleted slot waiting in the queue does not keep its value alive. */
+  value: V | undefined;
   /** False once deleted; the slot then waits in the queue until it is skipped or compacted away. */
   live: boolean;
 }
@@ -53,8 +54,8 @@ interface Slot<K, V> {
  */
 export class FifoMap<K, V> {
   readonly #map = new Map<K, Slot<K, V>>();
-  /** Slots in insertion order from `#head`; deleted ones are skipped. */
-  #queue: Slot<K, V>[] = [];
+  /** Slots in insertion order from `#head` (before it: emptied places); deleted ones are skipped. */
+  #queue: Array<Slot<K, V> | undefined> = [];
   #head = 0;
   /** Deleted slots still in `#queue` from `#head` on. */
   #deleted = 0;
@@ -89,9 +90,7 @@ export class FifoMap<K, V> {
   delete(key: K): boolean {
     const slot = this.#map.get(key);
     if (slot === undefined) return false;
-    this.#map.delete(key);
-    slot.live = false;
-    this.#deleted++;
+    this.#remove(slot);
     return true;
   }
 
@@ -104,7 +103,7 @@ export class FifoMap<K, V> {
 
   /** Values in insertion order. */
   *values(): IterableIterator<V> {
-    for (const slot of this.#map.values()) yield slot.value;
+    for (const slot of this.#map.values()) yield slot.value as V;
   }
 
   /** The oldest value. */
@@ -117,8 +116,9 @@ export class FifoMap<K, V> {
     while (this.#map.size > max) {
       const slot = this.#front();
       if (slot === undefined) return;
-      this.delete(slot.key);
-      onEvict?.(slot.value);
+      const value = slot.value as V;
+      this.#remove(slot); // the slot in hand: no second lookup of its key
+      onEvict?.(value);
     }
   }
 
@@ -131,19 +131,26 @@ export class FifoMap<K, V> {
     this.#walking++;
     try {
       for (let index = this.#head; index < this.#queue.length; index++) {
-        const slot = this.#queue[index]!;
-        if (slot.live && !visit(slot.value, slot.key)) return;
+        const slot = this.#queue[index];
+        if (slot?.live && !visit(slot.value as V, slot.key)) return;
       }
     } finally {
       this.#walking--;
     }
   }
 
-  /** The oldest live slot; deleted slots before it leave the queue. */
+  #remove(slot: Slot<K, V>): void {
+    this.#map.delete(slot.key);
+    slot.live = false;
+    slot.value = undefined;
+    this.#deleted++;
+  }
+
+  /** The oldest live slot; deleted slots before it leave the queue (their places are emptied). */
   #front(): Slot<K, V> | undefined {
     const queue = this.#queue;
     while (this.#head < queue.length && !queue[this.#head]!.live) {
-      this.#head++;
+      queue[this.#head++] = undefined;
       this.#deleted--;
     }
     return queue[this.#head];

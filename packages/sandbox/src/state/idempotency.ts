@@ -8,6 +8,8 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 3600_000;
 
 type Entry = { state: "in_progress" } | { state: "stored"; storedAt: number; response: ApiResponse };
 
+/** Every key in progress holds this one entry; `complete` replaces it. */
+const IN_PROGRESS_ENTRY: Entry = Object.freeze({ state: "in_progress" });
 const TAKEN: IdempotencyLookup = Object.freeze({ kind: "taken" });
 const IN_PROGRESS: IdempotencyLookup = Object.freeze({ kind: "in_progress" });
 const EXPIRED: IdempotencyLookup = Object.freeze({ kind: "expired" });
@@ -36,7 +38,9 @@ export class IdempotencyStore {
   }
 
   static scope(merchantId: string, method: string, resource: string, key: string): string {
-    return `${merchantId} ${method} ${resource} ${key.toLowerCase()}`;
+    // join makes one flat string; a template literal leaves a tree of concatenations behind every key
+    // kept (thousands), which the garbage collector copies and every lookup walks.
+    return [merchantId, method, resource, key.toLowerCase()].join(" ");
   }
 
   /** Looks the key up; when it is new, takes it (in progress). */
@@ -44,7 +48,7 @@ export class IdempotencyStore {
     this.#dropForgotten(now);
     const entry = this.#entries.get(scope);
     if (entry === undefined) {
-      this.#entries.set(scope, { state: "in_progress" });
+      this.#entries.set(scope, IN_PROGRESS_ENTRY);
       if (this.#entries.size > this.#maxKeys) this.#dropOldest();
       return TAKEN;
     }

@@ -181,9 +181,14 @@ export class OrderStore {
 
   add(order: OrderRecord): OrderRecord {
     this.#orders.set(order.orderId, order);
-    this.#orders.evictBeyond(this.#max, (evicted) => this.#awaitingExpiry.delete(evicted.orderId));
+    this.#orders.evictBeyond(this.#max, this.#forgetExpiry);
     return order;
   }
+
+  /** One callback for every eviction (no closure per order): a forgotten order expires no more. */
+  readonly #forgetExpiry = (evicted: OrderRecord): void => {
+    this.#awaitingExpiry.delete(evicted.orderId);
+  };
 
   get(orderId: string): OrderRecord | undefined {
     return this.#orders.get(orderId.toLowerCase());
