@@ -12,7 +12,7 @@ export class SandboxServer extends Simulator {
 
   private constructor(options: SandboxOptions) {
     super(options);
-    this.#server = createServer(requestListener(this));
+    this.#server = createServer(requestListener(this.options, (request) => this.serve(request)));
     this.#server.on("clientError", clientErrorListener);
   }
 

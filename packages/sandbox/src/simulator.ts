@@ -1,6 +1,5 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { CustomerTokenStatus } from "@purchase-auth/core";
-import { DEFAULT_PATHS } from "@purchase-auth/core";
 import { emptyStats, type SandboxContext, type TokenRequestRecord } from "./context.js";
 import { SandboxControlError } from "./control/errors.js";
 import {
@@ -44,17 +43,9 @@ import { type DemoSeed, seedDemo } from "./demo.js";
 import { AuthorizationProcessor } from "./domain/authorization-processor.js";
 import { changeCustomerTokenStatus } from "./domain/customer-token-status.js";
 import { FaultInjector, type FaultSpec, type FaultView, MAX_ACTIVE_FAULTS } from "./faults.js";
-import { parseJsonBody } from "./http/body.js";
-import { errorResponse } from "./http/envelopes.js";
-import { ServicePipeline } from "./http/pipeline.js";
-import { Router, resourceOf } from "./http/router.js";
-import type { ApiResponse, SandboxOutcome, SandboxRequest } from "./http/types.js";
+import { RequestHandler, reportError } from "./http/request-handler.js";
+import type { SandboxOutcome, SandboxRequest } from "./http/types.js";
 import { type ResolvedSandboxOptions, resolveOptions, type SandboxOptions } from "./options.js";
-import { createAuthorizationRoute } from "./routes/authorizations.js";
-import { type ControlCall, controlRoutes } from "./routes/control.js";
-import { cancelCustomerTokenRoute, getCustomerTokenRoute } from "./routes/customer-tokens.js";
-import { cancelOrderRoute, captureOrderRoute, getOrderRoute, refundOrderRoute } from "./routes/orders.js";
-import type { ServiceRoute } from "./routes/service-route.js";
 import { AccessTokenStore } from "./state/access-tokens.js";
 import type { AttemptRecord } from "./state/authorizations.js";
 import { AuthorizationStore } from "./state/authorizations.js";
@@ -69,11 +60,6 @@ import {
   WebhookDispatcher,
 } from "./webhooks/dispatcher.js";
 
-type RouteTarget =
-  | { kind: "token" }
-  | { kind: "service"; route: ServiceRoute }
-  | { kind: "control"; handle: (call: ControlCall) => ApiResponse | Promise<ApiResponse> };
-
 /**
  * The simulated payment service, in process: `handle` answers one HTTP request (no sockets needed),
  * and the methods of `SandboxControl` set it up and inspect it. `startSandbox` serves it over HTTP.
@@ -82,8 +68,7 @@ export class Simulator implements SandboxControl {
   readonly options: ResolvedSandboxOptions;
   readonly #ctx: SandboxContext;
   readonly #processor: AuthorizationProcessor;
-  readonly #pipeline: ServicePipeline;
-  readonly #router = new Router<RouteTarget>();
+  readonly #handler: RequestHandler;
   #demo: DemoSeed | undefined;
 
   constructor(options: SandboxOptions = {}) {
@@ -120,8 +105,7 @@ export class Simulator implements SandboxControl {
       stats: emptyStats(),
     };
     this.#processor = new AuthorizationProcessor(this.#ctx);
-    this.#pipeline = new ServicePipeline(this.#ctx);
-    this.#addRoutes();
+    this.#handler = new RequestHandler(this.#ctx, this.#processor, this, () => this.#demo);
     if (this.options.demo) this.#demo = seedDemo(this, this.options.demoWebhooks);
   }
 
@@ -132,26 +116,12 @@ export class Simulator implements SandboxControl {
 
   /** Answers one request. Never throws: a bug becomes a 500 envelope (and a line on stderr). */
   async handle(request: SandboxRequest): Promise<SandboxOutcome> {
-    try {
-      const { path, query } = splitTarget(request.url);
-      const match = this.#router.match(request.method, path);
-      if (match.kind === "not_found") return respond(errorResponse(404));
-      if (match.kind === "method_not_allowed") {
-        return respond(errorResponse(405, [], { allow: match.allow.join(", ") }));
-      }
-      const target = match.route;
-      if (target.kind === "control")
-        return respond(
-          await this.#serveControl(target.handle, request, new URLSearchParams(query), match.params),
-        );
-      this.#ctx.stats.requests++;
-      if (target.kind === "token") return await this.#pipeline.serveTokenEndpoint(request, path);
-      const resource = resourceOf(match.template, match.params);
-      return await this.#pipeline.serveService(target.route, request, path, match.params, resource);
-    } catch (error) {
-      reportError(`${request.method} ${request.url} failed`, error);
-      return respond(errorResponse(500));
-    }
+    return this.#handler.serve(request);
+  }
+
+  /** `handle` without the promise when the answer is ready at once (the HTTP transport uses this). */
+  protected serve(request: SandboxRequest): SandboxOutcome | Promise<SandboxOutcome> {
+    return this.#handler.serve(request);
   }
 
   // ---- control: merchants and API clients ----
@@ -380,48 +350,12 @@ export class Simulator implements SandboxControl {
 
   /** Stops timers, latency waits and webhook deliveries. The simulator answers nothing useful after. */
   dispose(): void {
-    this.#pipeline.close();
+    this.#handler.close();
     this.#ctx.scheduler.stop();
     this.#ctx.webhooks.close();
   }
 
   // ---- internals ----
-
-  #addRoutes(): void {
-    const ctx = this.#ctx;
-    const processor = this.#processor;
-    const service = (route: ServiceRoute): RouteTarget => ({ kind: "service", route });
-    this.#router
-      .add("POST", DEFAULT_PATHS.token, { kind: "token" })
-      .add("POST", DEFAULT_PATHS.authorizations, service(createAuthorizationRoute(ctx, processor)))
-      .add("GET", DEFAULT_PATHS.order, service(getOrderRoute(ctx)))
-      .add("POST", DEFAULT_PATHS.captureOrder, service(captureOrderRoute(ctx, processor)))
-      .add("POST", DEFAULT_PATHS.cancelOrder, service(cancelOrderRoute(ctx, processor)))
-      .add("POST", DEFAULT_PATHS.refundOrder, service(refundOrderRoute(ctx, processor)))
-      .add("GET", DEFAULT_PATHS.customerToken, service(getCustomerTokenRoute(ctx)))
-      .add("DELETE", DEFAULT_PATHS.customerToken, service(cancelCustomerTokenRoute(ctx)));
-    for (const route of controlRoutes(this, () => this.#demo)) {
-      this.#router.add(route.method, route.path, { kind: "control", handle: (call) => route.handle(call) });
-    }
-  }
-
-  async #serveControl(
-    handle: (call: ControlCall) => ApiResponse | Promise<ApiResponse>,
-    request: SandboxRequest,
-    query: URLSearchParams,
-    params: Readonly<Record<string, string>>,
-  ): Promise<ApiResponse> {
-    const parsed = parseJsonBody(request, null);
-    if (!parsed.ok) return errorResponse(400, [{ reason: "INVALID_REQUEST", message: parsed.message }]);
-    try {
-      return await handle({ body: parsed.value ?? undefined, query, params });
-    } catch (error) {
-      if (!(error instanceof SandboxControlError)) throw error;
-      const reason = { 400: "INVALID_REQUEST", 404: "NOT_FOUND", 409: "CONFLICT" }[error.status];
-      const field = error.field === undefined ? {} : { field: error.field };
-      return errorResponse(error.status, [{ reason, message: error.message, ...field }]);
-    }
-  }
 
   #merchant(merchantId: string): Merchant {
     return this.#ctx.merchants.merchant(merchantId) ?? notFound(`merchant ${merchantId} does not exist`);
@@ -437,29 +371,10 @@ export class Simulator implements SandboxControl {
   }
 }
 
-function respond(response: ApiResponse): SandboxOutcome {
-  return { kind: "respond", ...response };
-}
-
-/**
- * Path and query (without "?") of a request target; anything that is not origin-form gets a path that
- * matches nothing. The query is parsed only by the control routes, the only ones that read it.
- */
-function splitTarget(url: string): { path: string; query: string } {
-  const queryStart = url.indexOf("?");
-  const path = queryStart < 0 ? url : url.slice(0, queryStart);
-  const query = queryStart < 0 ? "" : url.slice(queryStart + 1);
-  return { path: path.startsWith("/") ? path : "", query };
-}
-
 function conflict(message: string): never {
   throw new SandboxControlError(409, message);
 }
 
 function notFound(message: string): never {
   throw new SandboxControlError(404, message);
-}
-
-function reportError(what: string, error: unknown): void {
-  console.error(`[purchase-auth-sandbox] ${what}:`, error);
 }

@@ -1,8 +1,8 @@
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
-import type { Simulator } from "../simulator.js";
+import type { ResolvedSandboxOptions } from "../options.js";
 import { errorResponse } from "./envelopes.js";
-import type { SandboxOutcome } from "./types.js";
+import type { SandboxOutcome, SandboxRequest } from "./types.js";
 
 type ReadBody = { body: Buffer; tooLarge: boolean } | undefined;
 
@@ -68,43 +68,53 @@ function withContentLength(headers: Readonly<Record<string, string>> | undefined
   return list;
 }
 
-/** The node:http request listener: converts, lets the simulator answer, writes the outcome. */
-export function requestListener(simulator: Simulator) {
-  const { maxBodyBytes, logRequests } = simulator.options;
-  const failed = (response: ServerResponse) => (error: unknown) => {
-    console.error("[purchase-auth-sandbox] request failed:", error);
-    response.socket?.destroy();
-  };
+/** Answers one request: at once, or later when something makes it wait (a latency fault). Never throws. */
+export type Serve = (request: SandboxRequest) => SandboxOutcome | Promise<SandboxOutcome>;
+
+/**
+ * The node:http request listener: converts, lets the simulator answer, writes the outcome. An answer
+ * that is ready at once is written at once (no promise per request).
+ */
+export function requestListener(options: ResolvedSandboxOptions, serve: Serve) {
+  const { maxBodyBytes, logRequests } = options;
   return (request: IncomingMessage, response: ServerResponse): void => {
     const started = logRequests ? performance.now() : 0;
     request.on("error", ignore); // a broken upload must not become an unhandled error
     response.on("error", ignore);
+    const answer = (outcome: SandboxOutcome) => {
+      const status = write(response, outcome);
+      if (logRequests) {
+        const ms = (performance.now() - started).toFixed(1);
+        console.log(`${request.method} ${request.url} → ${status ?? "connection dropped"} (${ms} ms)`);
+      }
+    };
     readBody(request, maxBodyBytes, (read) => {
       if (read === undefined) return;
-      let answered: Promise<SandboxOutcome>;
+      let outcome: SandboxOutcome | Promise<SandboxOutcome>;
       try {
-        answered = simulator.handle({
+        outcome = serve({
           method: request.method ?? "GET",
           url: request.url ?? "/",
           headers: request.headers,
           body: read.body,
           bodyTooLarge: read.tooLarge,
         });
+        if (!(outcome instanceof Promise)) {
+          answer(outcome);
+          return;
+        }
       } catch (error) {
-        failed(response)(error);
+        failed(response, error);
         return;
       }
-      answered
-        .then((outcome) => {
-          const status = write(response, outcome);
-          if (logRequests) {
-            const ms = (performance.now() - started).toFixed(1);
-            console.log(`${request.method} ${request.url} → ${status ?? "connection dropped"} (${ms} ms)`);
-          }
-        })
-        .catch(failed(response));
+      outcome.then(answer).catch((error: unknown) => failed(response, error));
     });
   };
+}
+
+function failed(response: ServerResponse, error: unknown): void {
+  console.error("[purchase-auth-sandbox] request failed:", error);
+  response.socket?.destroy();
 }
 
 /** Answers requests node:http cannot parse with an error envelope, then closes the connection. */

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { DEFAULT_HEADERS, isGuid } from "@purchase-auth/core";
 import type { SandboxContext } from "../context.js";
 import type { FaultKind, FaultView } from "../faults.js";
-import type { ServiceRoute } from "../routes/service-route.js";
+import type { ServiceCall, ServiceRoute } from "../routes/service-route.js";
 import {
   handleTokenRequest,
   tokenEndpointRateLimited,
@@ -81,7 +81,8 @@ export class ServicePipeline {
     this.#closing.abort();
   }
 
-  async serveTokenEndpoint(request: SandboxRequest, path: string): Promise<SandboxOutcome> {
+  /** Synchronous unless a latency fault makes it wait (as every serve* here). */
+  serveTokenEndpoint(request: SandboxRequest, path: string): SandboxOutcome | Promise<SandboxOutcome> {
     const { method } = request;
     const fault = this.#ctx.faults.take(TOKEN_ENDPOINT_KINDS, method, path, beforeCommitOnly);
     switch (fault?.kind) {
@@ -96,17 +97,20 @@ export class ServicePipeline {
       default:
         return respond(tokenEndpointUnavailable());
     }
-    if (!(await this.#waitOutLatency(method, path))) return DESTROY;
-    return this.#afterCommit(handleTokenRequest(this.#ctx, request), method, path);
+    const waited = this.#waitOutLatency(method, path);
+    if (waited === true) return this.#afterCommit(handleTokenRequest(this.#ctx, request), method, path);
+    return waited.then((ok) =>
+      ok ? this.#afterCommit(handleTokenRequest(this.#ctx, request), method, path) : DESTROY,
+    );
   }
 
-  async serveService(
+  serveService(
     route: ServiceRoute,
     request: SandboxRequest,
     path: string,
     params: RouteParams,
     resource: string,
-  ): Promise<SandboxOutcome> {
+  ): SandboxOutcome | Promise<SandboxOutcome> {
     const { method } = request;
     const arrival = this.#arrivalFault(route, method, path);
     if (arrival !== undefined) return arrival;
@@ -121,14 +125,40 @@ export class ServicePipeline {
       return outcome.kind === "replay" ? this.#afterCommit(outcome.response, method, path) : outcome;
     }
     const { idempotencyKey, scope } = key.value;
+    const call: ServiceCall = { principal: principal.value, params, body: body.value, idempotencyKey };
 
-    let response: ApiResponse;
+    let waited: true | Promise<boolean>;
     try {
-      if (!(await this.#waitOutLatency(method, path))) {
+      waited = this.#waitOutLatency(method, path);
+    } catch (error) {
+      if (scope !== undefined) this.#ctx.idempotency.release(scope);
+      throw error;
+    }
+    if (waited === true) return this.#run(route, call, scope, method, path);
+    return waited.then(
+      (ok) => {
+        if (ok) return this.#run(route, call, scope, method, path);
         if (scope !== undefined) this.#ctx.idempotency.release(scope);
         return DESTROY;
-      }
-      response = route.handle({ principal: principal.value, params, body: body.value, idempotencyKey });
+      },
+      (error: unknown) => {
+        if (scope !== undefined) this.#ctx.idempotency.release(scope);
+        throw error;
+      },
+    );
+  }
+
+  /** The route itself, its outcome stored under the key (a key is released if the route throws). */
+  #run(
+    route: ServiceRoute,
+    call: ServiceCall,
+    scope: string | undefined,
+    method: string,
+    path: string,
+  ): SandboxOutcome | Promise<SandboxOutcome> {
+    let response: ApiResponse;
+    try {
+      response = route.handle(call);
     } catch (error) {
       if (scope !== undefined) this.#ctx.idempotency.release(scope);
       throw error;
@@ -251,8 +281,8 @@ export class ServicePipeline {
     }
   }
 
-  /** Waits out a latency fault (real time). False when the sandbox closed meanwhile. */
-  #waitOutLatency(method: string, path: string): boolean | Promise<boolean> {
+  /** Waits out a latency fault (real time); true at once without one. False when the sandbox closed meanwhile. */
+  #waitOutLatency(method: string, path: string): true | Promise<boolean> {
     const fault = this.#ctx.faults.take(LATENCY_KINDS, method, path);
     return fault === undefined || this.#sleep(fault.latencyMs);
   }
