@@ -42,5 +42,6 @@ export type {
   ChargeStatus,
   ChargeStore,
   MerchantOperation,
+  PendingCursor,
   StoredWebhookEvent,
 } from "./stores/types.js";

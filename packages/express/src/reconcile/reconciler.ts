@@ -2,7 +2,8 @@ import { IdempotencyWindowPassedError, PurchaseAuthError } from "@purchase-auth/
 import type { Authorizer } from "../charges/authorizer.js";
 import type { Charges } from "../charges/charges.js";
 import type { ResolvedOptions } from "../options.js";
-import type { ChargeRecord } from "../stores/types.js";
+import { comesAfter } from "../stores/pending-order.js";
+import type { ChargeRecord, PendingCursor } from "../stores/types.js";
 import { outcomeOverdueAt } from "./overdue.js";
 
 // The level-triggered loop that moves every open charge towards the service's truth when no request
@@ -30,8 +31,13 @@ export interface ReconcileReport {
   eventsApplied: number;
 }
 
-/** Pending charges looked at per pass, least recently written first. */
+/** Charges read from the store at a time. */
 const BATCH = 200;
+/**
+ * Pages of pending charges looked at per pass, least recently written first, going on where the
+ * last pass stopped: a pass is bounded, and a sweep still reaches every pending charge.
+ */
+const PENDING_PAGES_PER_PASS = 10;
 
 export class Reconciler {
   readonly #options: ResolvedOptions;
@@ -42,6 +48,8 @@ export class Reconciler {
   #warnedNoList = false;
   /** Where the next pass goes on through the charges with unapplied events. */
   #sweepAfter: string | undefined;
+  /** Where the next pass goes on through the pending charges. */
+  #pendingAfter: PendingCursor | undefined;
 
   constructor(options: ResolvedOptions, charges: Charges, authorizer: Authorizer) {
     this.#options = options;
@@ -76,6 +84,34 @@ export class Reconciler {
     return this.#running;
   }
 
+  /**
+   * Up to PENDING_PAGES_PER_PASS pages of pending charges from where the last pass stopped; the
+   * sweep starts over once it reaches the end. Without paging, the oldest pending charges (accepted
+   * ones waiting days for their schedule) hid the newer ones from the reconciler for good.
+   */
+  async #pendingPages(
+    listPending: (limit: number, after?: PendingCursor) => Promise<ChargeRecord[]>,
+  ): Promise<ChargeRecord[]> {
+    const charges: ChargeRecord[] = [];
+    for (let page = 0; page < PENDING_PAGES_PER_PASS; page++) {
+      const after = this.#pendingAfter;
+      const found = await listPending(BATCH, after);
+      // A store written before `after` existed lists its first page again: one page per pass.
+      if (after !== undefined && found[0] !== undefined && !comesAfter(found[0], after)) {
+        this.#pendingAfter = undefined;
+        break;
+      }
+      charges.push(...found);
+      const last = found[found.length - 1];
+      if (found.length < BATCH || last === undefined) {
+        this.#pendingAfter = undefined;
+        break;
+      }
+      this.#pendingAfter = { updatedAt: last.updatedAt, reference: last.reference };
+    }
+    return charges;
+  }
+
   #isOverdue(charge: ChargeRecord): boolean {
     return this.#options.now() >= outcomeOverdueAt(charge, this.#options.outcomeGraceMs);
   }
@@ -98,7 +134,7 @@ export class Reconciler {
       }
       return report;
     }
-    for (const charge of await store.listPending(BATCH)) {
+    for (const charge of await this.#pendingPages(store.listPending.bind(store))) {
       // Being sent by a request of this process right now: that request records the outcome.
       if (this.#authorizer.isSending(charge)) continue;
       report.examined++;

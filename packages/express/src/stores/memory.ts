@@ -1,6 +1,7 @@
 import type { Logger } from "@purchase-auth/core";
 import { copyCharge, isForwardMove, isSettled } from "../charges/state-machine.js";
-import type { ChargeRecord, ChargeStore, StoredWebhookEvent } from "./types.js";
+import { byPendingOrder, comesAfter } from "./pending-order.js";
+import type { ChargeRecord, ChargeStore, PendingCursor, StoredWebhookEvent } from "./types.js";
 
 export interface MemoryChargeStoreOptions {
   /** Webhook event ids remembered for deduplication; the oldest are forgotten beyond. Default 100,000. */
@@ -121,14 +122,16 @@ export class MemoryChargeStore implements ChargeStore {
     return [...ids].map((id) => structuredClone(this.#events.get(id)!.stored));
   }
 
-  async listPending(limit: number): Promise<ChargeRecord[]> {
+  async listPending(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
+    // Every open charge is looked at: write order is not quite `updatedAt` order (two changes
+    // computed concurrently, or in one millisecond), and a page must not skip one.
     const pending: ChargeRecord[] = [];
     for (const reference of this.#open) {
-      if (pending.length >= limit) break;
       const charge = this.#charges.get(reference);
-      if (charge?.status === "pending") pending.push(charge);
+      if (charge?.status === "pending" && (after === undefined || comesAfter(charge, after)))
+        pending.push(charge);
     }
-    return pending;
+    return pending.sort(byPendingOrder).slice(0, limit);
   }
 
   async listWithUnappliedEvents(limit: number, afterReference = ""): Promise<ChargeRecord[]> {

@@ -30,9 +30,12 @@ ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS order_fingerprint tex
 ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS pending_authorization jsonb;
 ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS operation_log jsonb;
 
-CREATE INDEX IF NOT EXISTS purchase_auth_charges_pending
-  ON purchase_auth_charges (updated_at)
+-- The reconciler pages through pending charges in this order (listPending).
+CREATE INDEX IF NOT EXISTS purchase_auth_charges_pending_order
+  ON purchase_auth_charges (updated_at, reference)
   WHERE status = 'pending';
+-- Replaced by the index above.
+DROP INDEX IF EXISTS purchase_auth_charges_pending;
 
 CREATE TABLE IF NOT EXISTS purchase_auth_webhook_events (
   event_id         text PRIMARY KEY,

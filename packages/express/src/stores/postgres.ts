@@ -6,6 +6,7 @@ import type {
   ChargeStatus,
   ChargeStore,
   MerchantOperation,
+  PendingCursor,
   StoredWebhookEvent,
 } from "./types.js";
 
@@ -102,11 +103,20 @@ export class PostgresChargeStore implements ChargeStore {
     return undefined;
   }
 
-  async listPending(limit: number): Promise<ChargeRecord[]> {
-    const rows = await this.#query(
-      "SELECT * FROM purchase_auth_charges WHERE status = 'pending' ORDER BY updated_at LIMIT $1",
-      [limit],
-    );
+  async listPending(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
+    // Keyset paging along the partial index of pending charges.
+    const rows =
+      after === undefined
+        ? await this.#query(
+            "SELECT * FROM purchase_auth_charges WHERE status = 'pending' ORDER BY updated_at, reference LIMIT $1",
+            [limit],
+          )
+        : await this.#query(
+            `SELECT * FROM purchase_auth_charges
+             WHERE status = 'pending' AND (updated_at, reference) > ($2::timestamptz, $3)
+             ORDER BY updated_at, reference LIMIT $1`,
+            [limit, after.updatedAt, after.reference],
+          );
     return rows.map(toCharge);
   }
 

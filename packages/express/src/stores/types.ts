@@ -100,6 +100,12 @@ export interface ChargeRecord {
   updatedAt: string;
 }
 
+/** A place in the order `listPending` lists pending charges in: just after this charge. */
+export interface PendingCursor {
+  updatedAt: string;
+  reference: string;
+}
+
 /** A verified webhook event as stored for deduplication and for later application. */
 export interface StoredWebhookEvent {
   id: string;
@@ -145,11 +151,14 @@ export interface ChargeStore {
   unappliedEvents(authorizationId: string): Promise<StoredWebhookEvent[]>;
 
   /**
-   * Charges whose outcome is still open (status `pending`), least recently written first, for the
-   * reconciler. Optional for stores written before it existed: without it, nothing is reconciled
-   * in the background (the router warns once).
+   * Charges whose outcome is still open (status `pending`), least recently written first (by
+   * `updatedAt`, then `reference`), at most `limit`; with `after`, only those that come after it in
+   * that order. The reconciler pages through them all, so the oldest (accepted charges waiting days
+   * for their schedule) cannot hide a newer one whose lost answer must be resent within the hour.
+   * Optional for stores written before it existed: without it, nothing is reconciled in the
+   * background (the router warns once); a store that ignores `after` is swept one page deep.
    */
-  listPending?(limit: number): Promise<ChargeRecord[]>;
+  listPending?(limit: number, after?: PendingCursor): Promise<ChargeRecord[]>;
 
   /**
    * Charges past `pending` that know their authorization id while events about it are stored

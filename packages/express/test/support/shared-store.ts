@@ -1,5 +1,5 @@
 import type { ChargeRecord, MemoryChargeStore } from "../../src/index.js";
-import type { ChargeStore, StoredWebhookEvent } from "../../src/stores/types.js";
+import type { ChargeStore, PendingCursor, StoredWebhookEvent } from "../../src/stores/types.js";
 
 // Two app instances sharing one store, each with its own latency: a test holds one instance at a
 // store call until the other has done something (causal, no sleeps).
@@ -58,8 +58,8 @@ export class InstanceView implements ChargeStore {
     await this.hooks.beforeUnappliedEvents?.(id);
     return this.shared.unappliedEvents(id);
   }
-  listPending(limit: number) {
-    return this.shared.listPending(limit);
+  listPending(limit: number, after?: PendingCursor) {
+    return this.shared.listPending(limit, after);
   }
   listWithUnappliedEvents(limit: number, after?: string) {
     return this.shared.listWithUnappliedEvents(limit, after);

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { WebhookEvent } from "@purchase-auth/core";
 import { describe, expect, it } from "vitest";
 import { advance } from "../../src/charges/state-machine.js";
-import type { ChargeRecord, ChargeStore, StoredWebhookEvent } from "../../src/index.js";
+import type { ChargeRecord, ChargeStore, PendingCursor, StoredWebhookEvent } from "../../src/index.js";
 
 // The contract of ChargeStore, one suite for every implementation: whatever passes it can back the
 // router. `makeStore` gives a store on empty tables; `makeTwin` (when given) a second instance on the
@@ -281,6 +281,45 @@ export function chargeStoreContract(name: string, setup: StoreContractSetup): vo
       expect(all).toEqual([...all].sort());
       await store.markEventApplied(event.id);
       expect(await listed()).not.toContain(waiting.reference);
+    });
+
+    it("lists pending charges least recently written first, and pages after a cursor without skipping or repeating one", async () => {
+      const store = await setup.makeStore();
+      // Written long ago, so that they come before any other test's charges in a shared table.
+      const at = (second: number) => new Date(Date.UTC(2001, 0, 1, 0, 0, second)).toISOString();
+      const tag = `pages-${randomUUID().slice(0, 8)}`;
+      const ref = (name: string) => `${tag}-${name}`;
+      const charges = [
+        newCharge({ reference: ref("d"), updatedAt: at(3) }),
+        newCharge({ reference: ref("c"), updatedAt: at(1) }),
+        newCharge({ reference: ref("f"), updatedAt: at(4) }),
+        newCharge({ reference: ref("b"), updatedAt: at(2) }), // the same time as "a": by reference
+        newCharge({
+          reference: ref("e"),
+          updatedAt: at(1),
+          status: "authorized",
+          authorizationId: randomUUID(),
+        }),
+        newCharge({ reference: ref("a"), updatedAt: at(2) }),
+      ];
+      for (const charge of charges) await store.create(charge);
+      const expected = ["c", "a", "b", "d", "f"].map(ref);
+
+      const all = await store.listPending!(100_000);
+      expect(all.map((charge) => charge.reference).filter((reference) => reference.startsWith(tag))).toEqual(
+        expected,
+      );
+      const seen: string[] = [];
+      let after: PendingCursor = { updatedAt: at(0), reference: "" };
+      for (let page = 0; page < 10; page++) {
+        const found = await store.listPending!(2, after);
+        const ours = found.filter((charge) => charge.reference.startsWith(tag));
+        seen.push(...ours.map((charge) => charge.reference));
+        const last = found[found.length - 1];
+        if (last === undefined || ours.length < found.length) break;
+        after = { updatedAt: last.updatedAt, reference: last.reference };
+      }
+      expect(seen).toEqual(expected);
     });
 
     it("of concurrent deliveries of one event, all are stored as one", async () => {

@@ -1,0 +1,85 @@
+import { randomUUID } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import { MemoryChargeStore } from "../src/index.js";
+import { pendingCharge } from "./support/charges-kit.js";
+import { charge, useShops } from "./support/shop.js";
+
+// The reconciler reaches every pending charge. A shop with many accepted charges waiting for their
+// schedule (renewals a week ahead, say) keeps them pending for days; they are the least recently
+// written, and a pass that looked only at the first page of them never reached a charge whose
+// answer was lost a minute ago, whose key must be resent within the hour.
+
+const shops = useShops();
+const { shop } = shops;
+afterEach(() => shops.sandbox().clearFaults());
+
+/** Accepted charges whose outcomes are due next week: nothing to do for them yet. */
+async function acceptedForNextWeek(store: MemoryChargeStore, count: number): Promise<void> {
+  const nextWeek = new Date(Date.now() + 7 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "+00:00");
+  for (let index = 0; index < count; index++) {
+    await store.create(
+      pendingCharge({
+        authorizationId: randomUUID(),
+        pendingAuthorization: {
+          idempotencyKey: randomUUID(),
+          firstSentAt: new Date().toISOString(),
+          request: {
+            customerToken: randomUUID(),
+            order: { items: [], currency: "EUR", reference: `renewal-${index}` },
+            attemptSchedule: { absolute: [nextWeek] },
+          },
+        },
+      }),
+    );
+  }
+}
+
+describe("the reconciler's sweep of pending charges", () => {
+  it("resends a lost answer's key even behind more than a page of older accepted charges", async () => {
+    const store = new MemoryChargeStore();
+    const { data, app } = await shop({
+      store,
+      receiveWebhooks: false,
+      reconcileIntervalMs: 0,
+      clientOptions: { maxRetries: 1 },
+    });
+    await acceptedForNextWeek(store, 450);
+    const customer = data.customer();
+    const cartId = data.cart(customer);
+    const sandbox = shops.sandbox();
+    sandbox.injectFault({
+      kind: "drop_after_commit",
+      match: { path: "/purchase/authorizations" },
+      count: null,
+    });
+    expect((await charge(app, customer, { cartId })).status).toBe(503);
+    sandbox.clearFaults();
+
+    const report = await app.router.reconcile();
+    expect(report).toMatchObject({ examined: 451, resolved: 1, needsReview: 0 });
+    expect(await store.findByReference(data.referenceOf(cartId))).toMatchObject({ status: "captured" });
+    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+  });
+
+  it("goes on where the last pass stopped: a pass is bounded, the sweep reaches every charge", async () => {
+    const store = new MemoryChargeStore();
+    const { app } = await shop({ store, receiveWebhooks: false, reconcileIntervalMs: 0 });
+    await acceptedForNextWeek(store, 2_100);
+    expect((await app.router.reconcile()).examined).toBe(2_000);
+    expect((await app.router.reconcile()).examined).toBe(100);
+    expect((await app.router.reconcile()).examined).toBe(2_000);
+  });
+
+  it("with a store that ignores the cursor (written before it existed), looks at its first page once per pass", async () => {
+    class StoreWithoutCursor extends MemoryChargeStore {
+      override listPending(limit: number) {
+        return super.listPending(limit);
+      }
+    }
+    const store = new StoreWithoutCursor();
+    const { app } = await shop({ store, receiveWebhooks: false, reconcileIntervalMs: 0 });
+    await acceptedForNextWeek(store, 450);
+    expect((await app.router.reconcile()).examined).toBe(200);
+    expect((await app.router.reconcile()).examined).toBe(200);
+  });
+});
