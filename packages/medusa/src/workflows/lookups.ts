@@ -36,6 +36,9 @@ export async function paymentsOfServiceOrder(
   return rows as unknown as PaymentRow[];
 }
 
+/** How many payment sessions one query of the reconcile job reads. */
+export const SESSION_PAGE_SIZE = 100;
+
 export interface SessionRow {
   id: string;
   provider_id: string;
@@ -44,46 +47,39 @@ export interface SessionRow {
   data: Record<string, unknown> | null;
   amount: unknown;
   currency_code: string;
-}
-
-/** This provider's payment sessions whose data is in `state`. */
-export async function sessionsInState(
-  container: MedusaContainer,
-  state: string,
-  limit = 100,
-): Promise<SessionRow[]> {
-  const { rows } = await knexOf(container).raw(
-    `select id, provider_id, payment_collection_id, status, data, amount, currency_code from payment_session
-     where provider_id like ? and deleted_at is null and data->>'state' = ? order by created_at limit ?`,
-    [OURS, state, limit],
-  );
-  return rows as unknown as SessionRow[];
-}
-
-export interface AcceptedSessionRow {
-  id: string;
-  provider_id: string;
-  data: Record<string, unknown> | null;
   /** The session's last change: its last news. */
   updated_at: Date;
 }
 
 /**
- * This provider's payment sessions the service accepted (202) and nobody flagged for review yet, in
- * id order after `afterId` (pages of `limit`: every such session is seen, however many wait).
+ * Every payment session of this provider whose data is in `state` and that nobody flagged for review
+ * (`review_reason`), in id order (Medusa's ids grow with time: about oldest first), read `pageSize`
+ * at a time after the last id seen. Flagged sessions, however many, are never read, so they cannot
+ * hide the others; a session changing while the pages are read never shifts them. One changed
+ * into `state` behind the last id read is seen by the next run.
  */
-export async function acceptedSessionsUnflagged(
+export async function* unflaggedSessionsInState(
   container: MedusaContainer,
-  afterId: string,
-  limit = 100,
-): Promise<AcceptedSessionRow[]> {
-  const { rows } = await knexOf(container).raw(
-    `select id, provider_id, data, updated_at from payment_session
-     where provider_id like ? and deleted_at is null and data->>'state' = 'pending_authorization'
-       and coalesce(data->>'review_reason', '') = '' and id > ? order by id limit ?`,
-    [OURS, afterId, limit],
-  );
-  return rows as unknown as AcceptedSessionRow[];
+  state: string,
+  pageSize = SESSION_PAGE_SIZE,
+): AsyncGenerator<SessionRow> {
+  if (!Number.isInteger(pageSize) || pageSize < 1)
+    throw new RangeError(`pageSize must be a whole number from 1: ${pageSize}`);
+  const knex = knexOf(container);
+  let afterId = "";
+  for (;;) {
+    const { rows } = await knex.raw(
+      `select id, provider_id, payment_collection_id, status, data, amount, currency_code, updated_at
+       from payment_session
+       where provider_id like ? and deleted_at is null and data->>'state' = ?
+         and coalesce(data->>'review_reason', '') = '' and id > ?
+       order by id limit ?`,
+      [OURS, state, afterId, pageSize],
+    );
+    yield* rows as unknown as SessionRow[];
+    if (rows.length < pageSize) return;
+    afterId = rows[rows.length - 1]!.id as string;
+  }
 }
 
 export interface AccountHolderRow {

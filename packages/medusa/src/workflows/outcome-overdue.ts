@@ -3,7 +3,7 @@ import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { OUTCOME_OVERDUE } from "../providers/purchase-auth/outcome-overdue";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData } from "../providers/purchase-auth/session-data";
-import { acceptedSessionsUnflagged, knexOf } from "./lookups";
+import { knexOf, SESSION_PAGE_SIZE, unflaggedSessionsInState } from "./lookups";
 
 // An authorization the service accepted (202) learns its outcome only by webhook, and the service
 // has no call to read an authorization. If every webhook about it is lost, its session waits in
@@ -17,36 +17,35 @@ import { acceptedSessionsUnflagged, knexOf } from "./lookups";
  * line naming it. Returns the sessions this call flagged: a session is flagged (and logged) once,
  * even by runs overlapping each other or a webhook.
  */
-export async function flagOverdueOutcomes(container: MedusaContainer, now: Date): Promise<string[]> {
+export async function flagOverdueOutcomes(
+  container: MedusaContainer,
+  now: Date,
+  pageSize = SESSION_PAGE_SIZE,
+): Promise<string[]> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
   const flagged: string[] = [];
-  let afterId = "";
-  for (;;) {
-    const page = await acceptedSessionsUnflagged(container, afterId);
-    if (page.length === 0) return flagged;
-    afterId = page[page.length - 1]!.id;
-    for (const session of page) {
-      let overdueAt: number;
-      try {
-        overdueAt = purchaseAuthProvider(container, session.provider_id).outcomeOverdueAt(
-          session.data,
-          new Date(session.updated_at),
-        );
-      } catch (error) {
-        // A provider no longer configured: its sessions cannot be judged with its options.
-        logger.warn(
-          `purchase-auth: payment session ${session.id} is awaiting the service's outcome but could not be checked: ${(error as Error).message}`,
-        );
-        continue;
-      }
-      if (now.getTime() < overdueAt || !(await flagOnce(container, session.id))) continue;
-      flagged.push(session.id);
-      const authorizationId = readData(session.data ?? undefined).authorization_id;
-      logger.error(
-        `purchase-auth: payment session ${session.id} needs review: ${OUTCOME_OVERDUE}: the service accepted its authorization${authorizationId ? ` ${authorizationId}` : ""}, but no webhook told the outcome by ${new Date(overdueAt).toISOString()} (deliveries may have been lost); its order awaits payment. Ask the service about the authorization, then settle the order by hand; a webhook that still arrives moves the session on.`,
+  for await (const session of unflaggedSessionsInState(container, "pending_authorization", pageSize)) {
+    let overdueAt: number;
+    try {
+      overdueAt = purchaseAuthProvider(container, session.provider_id).outcomeOverdueAt(
+        session.data,
+        new Date(session.updated_at),
       );
+    } catch (error) {
+      // A provider no longer configured: its sessions cannot be judged with its options.
+      logger.warn(
+        `purchase-auth: payment session ${session.id} is awaiting the service's outcome but could not be checked: ${(error as Error).message}`,
+      );
+      continue;
     }
+    if (now.getTime() < overdueAt || !(await flagOnce(container, session.id))) continue;
+    flagged.push(session.id);
+    const authorizationId = readData(session.data ?? undefined).authorization_id;
+    logger.error(
+      `purchase-auth: payment session ${session.id} needs review: ${OUTCOME_OVERDUE}: the service accepted its authorization${authorizationId ? ` ${authorizationId}` : ""}, but no webhook told the outcome by ${new Date(overdueAt).toISOString()} (deliveries may have been lost); its order awaits payment. Ask the service about the authorization, then settle the order by hand; a webhook that still arrives moves the session on.`,
+    );
   }
+  return flagged;
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
-import { readData, writeData } from "../providers/purchase-auth/session-data";
+import { writeData } from "../providers/purchase-auth/session-data";
 import { chargeStoredTokenWorkflow } from "./charge-stored-token";
-import { orderOfPaymentCollection, sessionsInState } from "./lookups";
+import { orderOfPaymentCollection, SESSION_PAGE_SIZE, unflaggedSessionsInState } from "./lookups";
 import { flagOverdueOutcomes } from "./outcome-overdue";
 
 export interface ReconcileReport {
@@ -33,13 +33,15 @@ export interface ReconcileReport {
 export async function reconcileUnknownOutcomes(
   container: MedusaContainer,
   now = new Date(),
+  /** @internal How many sessions one query reads; every session is reached whatever it is. */
+  pageSize = SESSION_PAGE_SIZE,
 ): Promise<ReconcileReport> {
   const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
   const report: ReconcileReport = { resolved: [], stillUnknown: [], flagged: [] };
-  for (const session of await sessionsInState(container, "unknown")) {
-    const current = readData(session.data ?? undefined);
-    if (current.review_reason) continue;
+  // Every unknown session not flagged yet, in pages: the flagged ones (left for a person) are not
+  // read at all, so however many there are, a newer session whose key can still be sent is reached.
+  for await (const session of unflaggedSessionsInState(container, "unknown", pageSize)) {
     // A merchant-initiated charge (a session of an order's own payment collection): there is no cart
     // that failed to complete, the order is waiting for this very charge. Repeat it through the charge
     // workflow (same session, same key) so Medusa records the payment, instead of releasing it.
@@ -72,7 +74,7 @@ export async function reconcileUnknownOutcomes(
       );
     } else report.stillUnknown.push(session.id);
   }
-  report.flagged.push(...(await flagOverdueOutcomes(container, now)));
+  report.flagged.push(...(await flagOverdueOutcomes(container, now, pageSize)));
   return report;
 }
 

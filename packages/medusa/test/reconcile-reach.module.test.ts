@@ -1,0 +1,166 @@
+import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework/types";
+import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
+import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
+import { moduleSandbox } from "./support/module-suite";
+import { paymentModuleFolder } from "./support/payment-module";
+
+// The reconcile job must reach every unknown session it may still resolve, however many sessions
+// wait for a person (flagged for review, left `unknown` for ever) and however many are unknown. On
+// the payment module with the provider, real PostgreSQL and the sandbox over HTTP; an unknown
+// outcome is made as in production: the service commits the authorization and its answer is lost.
+
+const DB_NAME = "purchase-auth-medusa-reconcile-reach";
+const HOUR = 3_600_000;
+/** No retries in the client: a lost answer leaves the session unknown at once. */
+const FAST = "pp_purchase-auth_fast";
+/** As many sessions flagged for review as the job reads in one query (its default page, 100). */
+const FLAGGED = 100;
+const suite = moduleSandbox(DB_NAME, "whsec-reconcile-reach");
+
+const logLines: Array<{ level: string; message: string }> = [];
+const logger = {
+  debug: () => {},
+  info: (message: string) => logLines.push({ level: "info", message }),
+  warn: (message: string) => logLines.push({ level: "warn", message }),
+  error: (message: string) => logLines.push({ level: "error", message }),
+};
+
+beforeAll(async () => {
+  await suite.start();
+});
+
+afterAll(async () => {
+  await suite.state.sandbox?.close();
+});
+
+moduleIntegrationTestRunner<IPaymentModuleService>({
+  moduleName: Modules.PAYMENT,
+  resolve: paymentModuleFolder(),
+  dbName: DB_NAME,
+  injectedDependencies: { logger },
+  moduleOptions: { providers: [suite.providerConfig("fast", { maxRetries: 0 })] },
+  testSuite: ({ service: payment, medusaApp }) => {
+    /** What the job resolves from the application's container: the payment module, a logger, PG. */
+    function jobContainer(): MedusaContainer {
+      const registry: Record<string, unknown> = {
+        [Modules.PAYMENT]: payment,
+        [ContainerRegistrationKeys.LOGGER]: logger,
+        [ContainerRegistrationKeys.PG_CONNECTION]: medusaApp.sharedContainer!.resolve(
+          ContainerRegistrationKeys.PG_CONNECTION,
+        ),
+      };
+      return { resolve: (key: string) => registry[key] } as unknown as MedusaContainer;
+    }
+
+    /**
+     * Medusa's order–payment-collection link table, which the job reads to tell a merchant-initiated
+     * charge from a checkout. The module runner makes only the payment module's tables: here it is
+     * empty, every session is a checkout's.
+     */
+    async function orderLinkTable() {
+      const pg = medusaApp.sharedContainer!.resolve(ContainerRegistrationKeys.PG_CONNECTION) as {
+        raw(sql: string): Promise<unknown>;
+      };
+      await pg.raw(
+        `create table if not exists order_payment_collection (
+           id text primary key, order_id text not null, payment_collection_id text not null,
+           created_at timestamptz not null default now(), updated_at timestamptz not null default now(),
+           deleted_at timestamptz)`,
+      );
+    }
+
+    /** `count` sessions whose authorization the service committed but whose answer was lost. */
+    async function unknownSessions(count: number) {
+      const sandbox = suite.state.sandbox!;
+      sandbox.injectFault({
+        kind: "drop_after_commit",
+        match: { method: "POST", path: "/purchase/authorizations" },
+        count: null,
+      });
+      const made: Array<{ id: string; token: string }> = [];
+      try {
+        // Ten checkouts at a time, as concurrent customers would.
+        for (let from = 0; from < count; from += 10) {
+          const batch = Array.from({ length: Math.min(10, count - from) }, async () => {
+            const { session, token } = await suite.openSession(payment, FAST, 20);
+            await expect(payment.authorizePaymentSession(session.id, {})).rejects.toThrow(/not authorized/);
+            return { id: session.id, token };
+          });
+          made.push(...(await Promise.all(batch)));
+        }
+      } finally {
+        sandbox.clearFaults();
+      }
+      const stored = await payment.listPaymentSessions({ id: made.map((s) => s.id) });
+      expect(stored.map((s) => s.data?.state)).toEqual(made.map(() => "unknown"));
+      return made;
+    }
+
+    /**
+     * The key of each session as if first sent two hours ago (the service's idempotency hour is
+     * over): the job flags them for review instead of sending their keys again. The age is judged
+     * on the real clock, so it is the recorded send time that is moved back.
+     */
+    async function sentTwoHoursAgo(ids: string[]) {
+      const twoHoursAgo = new Date(Date.now() - 2 * HOUR).toISOString();
+      for (const session of await payment.listPaymentSessions({ id: ids })) {
+        await payment.updatePaymentSession({
+          id: session.id,
+          amount: session.amount,
+          currency_code: session.currency_code,
+          data: { ...session.data, authorize_first_sent_at: twoHoursAgo },
+        });
+      }
+    }
+
+    const orderOf = (token: string) =>
+      suite.state.sandbox!.orders().filter((order) => order.customerToken === token);
+
+    it("a page and more of flagged unknown sessions never hide a newer one whose key can still be sent", async () => {
+      await orderLinkTable();
+      const flagged = await unknownSessions(FLAGGED);
+      expect(flagged).toHaveLength(FLAGGED);
+      await sentTwoHoursAgo(flagged.map((s) => s.id));
+      const first = await reconcileUnknownOutcomes(jobContainer());
+      expect([...first.flagged].sort()).toEqual(flagged.map((s) => s.id).sort());
+      expect(first.resolved).toEqual([]);
+      const reviews = await payment.listPaymentSessions({ id: flagged.map((s) => s.id) });
+      expect(reviews.every((s) => s.data?.state === "unknown" && !!s.data?.review_reason)).toBe(true);
+
+      // A newer checkout whose answer is lost, inside the service's hour: its key must be resent.
+      const [newer] = await unknownSessions(1);
+      expect(orderOf(newer!.token)).toMatchObject([{ status: "NotActivated" }]);
+      const second = await reconcileUnknownOutcomes(jobContainer());
+      expect(second).toEqual({ resolved: [newer!.id], stillUnknown: [], flagged: [] });
+      // The cart never completed on it: what the service did was released, once.
+      const [resolved] = await payment.listPaymentSessions({ id: newer!.id });
+      expect(resolved?.data).toMatchObject({ state: "canceled", authorize_attempt: null });
+      expect(orderOf(newer!.token)).toMatchObject([{ status: "Cancelled", capturedAmount: "0.00" }]);
+      // The flagged sessions were left alone: same data, no key sent again.
+      const after = await payment.listPaymentSessions({ id: flagged.map((s) => s.id) });
+      expect(after.map((s) => s.data).sort(byId)).toEqual(reviews.map((s) => s.data).sort(byId));
+      for (const { token } of flagged) expect(orderOf(token)).toMatchObject([{ status: "NotActivated" }]);
+
+      expect(await reconcileUnknownOutcomes(jobContainer())).toEqual({
+        resolved: [],
+        stillUnknown: [],
+        flagged: [],
+      });
+    }, 300_000);
+
+    it("reads unknown sessions page by page until none is left: one run reaches them all", async () => {
+      await orderLinkTable();
+      const waiting = await unknownSessions(5);
+      const report = await reconcileUnknownOutcomes(jobContainer(), new Date(), 2);
+      expect([...report.resolved].sort()).toEqual(waiting.map((s) => s.id).sort());
+      expect(report.stillUnknown).toEqual([]);
+      for (const { token } of waiting) expect(orderOf(token)).toMatchObject([{ status: "Cancelled" }]);
+    });
+  },
+});
+
+function byId(a: Record<string, unknown> | undefined, b: Record<string, unknown> | undefined): number {
+  return String(a?.session_id).localeCompare(String(b?.session_id));
+}
