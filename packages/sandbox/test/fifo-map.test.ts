@@ -60,6 +60,41 @@ describe("FifoMap", () => {
     expect([fifo.size, fifo.oldest(), [...fifo.values()]]).toEqual([0, undefined, []]);
   });
 
+  it("keeps the order of a Map used as a bounded store: fresh keys, the oldest evicted, some deleted and re-added (seed 77)", () => {
+    // The queue's front is cut off again and again (positions then count from an offset) and its
+    // deleted places are compacted away: every lookup, the order and each eviction stay a Map's.
+    const random = new SeededRandom(77);
+    const fifo = new FifoMap<string, number>();
+    const reference = new Map<string, number>();
+    const evicted: number[] = [];
+    const expectedEvicted: number[] = [];
+    for (let step = 0; step < 30_000; step++) {
+      const key = `k${step}`;
+      fifo.set(key, step);
+      reference.set(key, step);
+      fifo.evictBeyond(700, (value) => evicted.push(value));
+      while (reference.size > 700) {
+        const [oldestKey, value] = reference.entries().next().value as [string, number];
+        reference.delete(oldestKey);
+        expectedEvicted.push(value);
+      }
+      const roll = random.next();
+      const earlier = `k${step - Math.floor(random.next() * 900)}`;
+      if (roll < 0.2) {
+        expect(fifo.delete(earlier)).toBe(reference.delete(earlier));
+      } else if (roll < 0.3) {
+        fifo.set(earlier, -step); // present: keeps its place; deleted or evicted: new, at the end
+        reference.set(earlier, -step);
+      }
+      expect(fifo.get(earlier)).toBe(reference.get(earlier));
+      expect(fifo.size).toBe(reference.size);
+      expect(fifo.oldest()).toBe(oldestOf(reference));
+    }
+    expect(evicted).toEqual(expectedEvicted);
+    expect([...fifo.values()]).toEqual([...reference.values()]);
+    for (const [key, value] of reference) expect(fifo.get(key)).toBe(value);
+  });
+
   it("visits entries added during a walk, as a Map's iterator does", () => {
     const fifo = new FifoMap<string, number>();
     fifo.set("a", 1).set("b", 2);

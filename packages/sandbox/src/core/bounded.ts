@@ -36,13 +36,8 @@ export class RingBuffer<T> {
   }
 }
 
-interface Slot<K, V> {
-  readonly key: K;
-  /** Undefined once deleted, so a deleted slot waiting in the queue does not keep its value alive. */
-  value: V | undefined;
-  /** False once deleted; the slot then waits in the queue until it is skipped or compacted away. */
-  live: boolean;
-}
+/** Marks a deleted entry's place in the queue until it is skipped or compacted away. */
+const DELETED: unique symbol = Symbol("deleted");
 
 /**
  * A Map that keeps its keys in insertion order in a queue of its own, so the oldest entry is found in
@@ -50,74 +45,87 @@ interface Slot<K, V> {
  * V8 leaves a deleted entry's slot in place until the table is rebuilt, and `map.keys().next()`
  * walks past every such slot, so at 20,000 entries taking the oldest cost tens of µs.
  *
+ * The queue is two arrays (keys and values) and the map holds each key's position in them, a small
+ * integer: no object per entry, so a store of 20,000 records keeps no 20,000 slots for the garbage
+ * collector to copy and mark.
+ *
  * Same semantics as a Map: `set` of a present key keeps its place, a deleted and re-added key is new.
  */
 export class FifoMap<K, V> {
-  readonly #map = new Map<K, Slot<K, V>>();
-  /** Slots in insertion order from `#head` (before it: emptied places); deleted ones are skipped. */
-  #queue: Array<Slot<K, V> | undefined> = [];
+  /** Each key's position: its index in the queue plus `#base`. */
+  readonly #positions = new Map<K, number>();
+  /** Keys in insertion order from `#head` (before it: skipped places); DELETED where one was deleted. */
+  #keys: Array<K | typeof DELETED> = [];
+  /** The values, at the same indices (undefined where deleted: a deleted value is not kept alive). */
+  #values: Array<V | undefined> = [];
+  /** Position of index 0: dropping the front of the queue renumbers nothing. */
+  #base = 0;
   #head = 0;
-  /** Deleted slots still in `#queue` from `#head` on. */
+  /** Deleted places still in the queue from `#head` on. */
   #deleted = 0;
   /** Walks in progress: the queue must not be compacted under them. */
   #walking = 0;
 
   get size(): number {
-    return this.#map.size;
+    return this.#positions.size;
   }
 
   get(key: K): V | undefined {
-    return this.#map.get(key)?.value;
+    const position = this.#positions.get(key);
+    return position === undefined ? undefined : this.#values[position - this.#base];
   }
 
   has(key: K): boolean {
-    return this.#map.has(key);
+    return this.#positions.has(key);
   }
 
   set(key: K, value: V): this {
-    const slot = this.#map.get(key);
-    if (slot !== undefined) {
-      slot.value = value;
+    const position = this.#positions.get(key);
+    if (position !== undefined) {
+      this.#values[position - this.#base] = value;
       return this;
     }
-    const added: Slot<K, V> = { key, value, live: true };
-    this.#map.set(key, added);
-    this.#queue.push(added);
+    this.#positions.set(key, this.#base + this.#keys.length);
+    this.#keys.push(key);
+    this.#values.push(value);
     this.#compact();
     return this;
   }
 
   delete(key: K): boolean {
-    const slot = this.#map.get(key);
-    if (slot === undefined) return false;
-    this.#remove(slot);
+    const position = this.#positions.get(key);
+    if (position === undefined) return false;
+    this.#remove(key, position - this.#base);
     return true;
   }
 
   clear(): void {
-    this.#map.clear();
-    this.#queue = [];
+    this.#positions.clear();
+    this.#keys = [];
+    this.#values = [];
+    this.#base = 0;
     this.#head = 0;
     this.#deleted = 0;
   }
 
   /** Values in insertion order. */
   *values(): IterableIterator<V> {
-    for (const slot of this.#map.values()) yield slot.value as V;
+    for (const position of this.#positions.values()) yield this.#values[position - this.#base] as V;
   }
 
   /** The oldest value. */
   oldest(): V | undefined {
-    return this.#front()?.value;
+    const index = this.#front();
+    return index === undefined ? undefined : this.#values[index];
   }
 
   /** Deletes the oldest entries until at most `max` remain, handing each to `onEvict`. */
   evictBeyond(max: number, onEvict?: (value: V) => void): void {
-    while (this.#map.size > max) {
-      const slot = this.#front();
-      if (slot === undefined) return;
-      const value = slot.value as V;
-      this.#remove(slot); // the slot in hand: no second lookup of its key
+    while (this.#positions.size > max) {
+      const index = this.#front();
+      if (index === undefined) return;
+      const value = this.#values[index] as V;
+      this.#remove(this.#keys[index] as K, index);
       onEvict?.(value);
     }
   }
@@ -127,50 +135,61 @@ export class FifoMap<K, V> {
    * included); entries added meanwhile are visited too, as by a Map's iterator.
    */
   walkFromOldest(visit: (value: V, key: K) => boolean): void {
-    this.#front(); // deleted slots before the oldest leave the queue first
+    this.#front(); // deleted places before the oldest leave the queue first
     this.#walking++;
     try {
-      for (let index = this.#head; index < this.#queue.length; index++) {
-        const slot = this.#queue[index];
-        if (slot?.live && !visit(slot.value as V, slot.key)) return;
+      for (let index = this.#head; index < this.#keys.length; index++) {
+        const key = this.#keys[index]!;
+        if (key !== DELETED && !visit(this.#values[index] as V, key)) return;
       }
     } finally {
       this.#walking--;
     }
   }
 
-  #remove(slot: Slot<K, V>): void {
-    this.#map.delete(slot.key);
-    slot.live = false;
-    slot.value = undefined;
+  #remove(key: K, index: number): void {
+    this.#positions.delete(key);
+    this.#keys[index] = DELETED;
+    this.#values[index] = undefined;
     this.#deleted++;
   }
 
-  /** The oldest live slot; deleted slots before it leave the queue (their places are emptied). */
-  #front(): Slot<K, V> | undefined {
-    const queue = this.#queue;
-    while (this.#head < queue.length && !queue[this.#head]!.live) {
-      queue[this.#head++] = undefined;
+  /** The index of the oldest entry; deleted places before it leave the queue. */
+  #front(): number | undefined {
+    const keys = this.#keys;
+    while (this.#head < keys.length && keys[this.#head] === DELETED) {
+      this.#head++;
       this.#deleted--;
     }
-    return queue[this.#head];
+    return this.#head < keys.length ? this.#head : undefined;
   }
 
   /** Keeps the queue within a small multiple of the live entries (amortised O(1) per insertion). */
   #compact(): void {
     if (this.#walking > 0) return;
-    const queued = this.#queue.length - this.#head;
-    if (this.#deleted > 64 && this.#deleted * 2 > queued) {
-      const live: Slot<K, V>[] = [];
-      for (let index = this.#head; index < this.#queue.length; index++) {
-        const slot = this.#queue[index]!;
-        if (slot.live) live.push(slot);
+    const queued = this.#keys.length - this.#head;
+    if ((this.#deleted > 64 && this.#deleted * 2 > queued) || this.#base > 2 ** 30) {
+      // Mostly deleted places (or positions about to leave the small integers): keep the live entries
+      // only, and renumber them.
+      const keys: K[] = [];
+      const values: Array<V | undefined> = [];
+      for (let index = this.#head; index < this.#keys.length; index++) {
+        const key = this.#keys[index]!;
+        if (key === DELETED) continue;
+        this.#positions.set(key, keys.length); // a present key keeps its place in the map
+        keys.push(key);
+        values.push(this.#values[index]);
       }
-      this.#queue = live;
+      this.#keys = keys;
+      this.#values = values;
+      this.#base = 0;
       this.#head = 0;
       this.#deleted = 0;
-    } else if (this.#head > 1024 && this.#head * 2 > this.#queue.length) {
-      this.#queue = this.#queue.slice(this.#head);
+    } else if (this.#head > 1024 && this.#head * 2 > this.#keys.length) {
+      // The front was dropped: cut it off, and count the cut in `#base` instead of renumbering.
+      this.#keys = this.#keys.slice(this.#head);
+      this.#values = this.#values.slice(this.#head);
+      this.#base += this.#head;
       this.#head = 0;
     }
   }
