@@ -1,10 +1,11 @@
-import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
+import type { IPaymentModuleService } from "@medusajs/framework/types";
+import { Modules } from "@medusajs/framework/utils";
 import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { moduleSandbox } from "./support/module-suite";
 import { paymentModuleFolder } from "./support/payment-module";
+import { jobContainer, orderLinkTable } from "./support/reconcile-job";
 
 // The reconcile job must reach every unknown session it may still resolve, however many sessions
 // wait for a person (flagged for review, left `unknown` for ever) and however many are unknown. On
@@ -42,34 +43,7 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
   injectedDependencies: { logger },
   moduleOptions: { providers: [suite.providerConfig("fast", { maxRetries: 0 })] },
   testSuite: ({ service: payment, medusaApp }) => {
-    /** What the job resolves from the application's container: the payment module, a logger, PG. */
-    function jobContainer(): MedusaContainer {
-      const registry: Record<string, unknown> = {
-        [Modules.PAYMENT]: payment,
-        [ContainerRegistrationKeys.LOGGER]: logger,
-        [ContainerRegistrationKeys.PG_CONNECTION]: medusaApp.sharedContainer!.resolve(
-          ContainerRegistrationKeys.PG_CONNECTION,
-        ),
-      };
-      return { resolve: (key: string) => registry[key] } as unknown as MedusaContainer;
-    }
-
-    /**
-     * Medusa's order–payment-collection link table, which the job reads to tell a merchant-initiated
-     * charge from a checkout. The module runner makes only the payment module's tables: here it is
-     * empty, every session is a checkout's.
-     */
-    async function orderLinkTable() {
-      const pg = medusaApp.sharedContainer!.resolve(ContainerRegistrationKeys.PG_CONNECTION) as {
-        raw(sql: string): Promise<unknown>;
-      };
-      await pg.raw(
-        `create table if not exists order_payment_collection (
-           id text primary key, order_id text not null, payment_collection_id text not null,
-           created_at timestamptz not null default now(), updated_at timestamptz not null default now(),
-           deleted_at timestamptz)`,
-      );
-    }
+    const job = () => jobContainer(payment, medusaApp, logger);
 
     /** `count` sessions whose authorization the service committed but whose answer was lost. */
     async function unknownSessions(count: number) {
@@ -119,11 +93,11 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       suite.state.sandbox!.orders().filter((order) => order.customerToken === token);
 
     it("a page and more of flagged unknown sessions never hide a newer one whose key can still be sent", async () => {
-      await orderLinkTable();
+      await orderLinkTable(medusaApp);
       const flagged = await unknownSessions(FLAGGED);
       expect(flagged).toHaveLength(FLAGGED);
       await sentTwoHoursAgo(flagged.map((s) => s.id));
-      const first = await reconcileUnknownOutcomes(jobContainer());
+      const first = await reconcileUnknownOutcomes(job());
       expect([...first.flagged].sort()).toEqual(flagged.map((s) => s.id).sort());
       expect(first.resolved).toEqual([]);
       const reviews = await payment.listPaymentSessions({ id: flagged.map((s) => s.id) });
@@ -132,7 +106,7 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       // A newer checkout whose answer is lost, inside the service's hour: its key must be resent.
       const [newer] = await unknownSessions(1);
       expect(orderOf(newer!.token)).toMatchObject([{ status: "NotActivated" }]);
-      const second = await reconcileUnknownOutcomes(jobContainer());
+      const second = await reconcileUnknownOutcomes(job());
       expect(second).toEqual({ resolved: [newer!.id], stillUnknown: [], flagged: [] });
       // The cart never completed on it: what the service did was released, once.
       const [resolved] = await payment.listPaymentSessions({ id: newer!.id });
@@ -143,7 +117,7 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       expect(after.map((s) => s.data).sort(byId)).toEqual(reviews.map((s) => s.data).sort(byId));
       for (const { token } of flagged) expect(orderOf(token)).toMatchObject([{ status: "NotActivated" }]);
 
-      expect(await reconcileUnknownOutcomes(jobContainer())).toEqual({
+      expect(await reconcileUnknownOutcomes(job())).toEqual({
         resolved: [],
         stillUnknown: [],
         flagged: [],
@@ -151,9 +125,9 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
     }, 300_000);
 
     it("reads unknown sessions page by page until none is left: one run reaches them all", async () => {
-      await orderLinkTable();
+      await orderLinkTable(medusaApp);
       const waiting = await unknownSessions(5);
-      const report = await reconcileUnknownOutcomes(jobContainer(), new Date(), 2);
+      const report = await reconcileUnknownOutcomes(job(), new Date(), 2);
       expect([...report.resolved].sort()).toEqual(waiting.map((s) => s.id).sort());
       expect(report.stillUnknown).toEqual([]);
       for (const { token } of waiting) expect(orderOf(token)).toMatchObject([{ status: "Cancelled" }]);
