@@ -1,10 +1,11 @@
-import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
+import type { MedusaContainer } from "@medusajs/framework/types";
+import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { writeData } from "../providers/purchase-auth/session-data";
 import { chargeStoredTokenWorkflow } from "./charge-stored-token";
 import { orderOfPaymentCollection, SESSION_PAGE_SIZE, unflaggedSessionsInState } from "./lookups";
 import { flagOverdueOutcomes } from "./outcome-overdue";
+import { replaceSessionDataIfUnchanged } from "./session-writes";
 
 export interface ReconcileReport {
   /** Sessions whose unknown outcome was settled (declined, released, or pending a webhook). */
@@ -25,7 +26,8 @@ export interface ReconcileReport {
  * too old to send safely). What it finds is settled: an order is released in full, a decline marks
  * the session failed. After the window the session is flagged for review (`review_reason` in its
  * data) and left alone. Safe to run concurrently with itself and with checkouts: every write it
- * makes carries the key the first attempt carried.
+ * makes carries the key the first attempt carried. What it learned is written to a session only if
+ * the session is still as it was read: one changed meanwhile (a webhook) is left to the next run.
  *
  * Then it flags the sessions the service accepted (202) whose outcome is overdue: no webhook told it
  * the provider's `outcomeGraceMs` after the last scheduled attempt (see outcome-overdue.ts).
@@ -36,7 +38,6 @@ export async function reconcileUnknownOutcomes(
   /** @internal How many sessions one query reads; every session is reached whatever it is. */
   pageSize = SESSION_PAGE_SIZE,
 ): Promise<ReconcileReport> {
-  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
   const report: ReconcileReport = { resolved: [], stillUnknown: [], flagged: [] };
   // Every unknown session not flagged yet, in pages: the flagged ones (left for a person) are not
@@ -60,12 +61,15 @@ export async function reconcileUnknownOutcomes(
       report.stillUnknown.push(session.id);
       continue;
     }
-    await payment.updatePaymentSession({
-      id: session.id,
-      amount: session.amount as number,
-      currency_code: session.currency_code,
-      data: writeData(resolution.data),
-    });
+    // Written only if the session is still as read: a webhook processed during the call wins.
+    if (
+      !(await replaceSessionDataIfUnchanged(container, session.id, session.data, writeData(resolution.data)))
+    ) {
+      logger.warn(
+        `purchase-auth: payment session ${session.id} changed while it was reconciled (a webhook, or a checkout); what this run learned (${resolution.kind}) is not written over it, the next run looks at it again if it is still unknown`,
+      );
+      continue;
+    }
     if (resolution.kind !== "still_unknown") report.resolved.push(session.id);
     else if (resolution.data.review_reason) {
       report.flagged.push(session.id);

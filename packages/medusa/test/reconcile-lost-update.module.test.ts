@@ -1,0 +1,124 @@
+import type { IPaymentModuleService } from "@medusajs/framework/types";
+import { Modules } from "@medusajs/framework/utils";
+import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
+import { signWebhook } from "@purchase-auth/core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { PurchaseAuthProviderService } from "../src/providers/purchase-auth/service";
+import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
+import { moduleSandbox, providerOf } from "./support/module-suite";
+import { paymentModuleFolder } from "./support/payment-module";
+import { jobContainer, orderLinkTable } from "./support/reconcile-job";
+
+// The reconcile job reads an unknown session, resends its key (a network call), then writes what it
+// learned. A webhook processed during that call must not be undone by the write. The interleaving is
+// made exact, without waiting: the webhook is delivered from inside the job's call to the provider,
+// after the service answered and before the job writes.
+
+const DB_NAME = "purchase-auth-medusa-reconcile-lost-update";
+const WEBHOOK_SECRET = "whsec-lost-update";
+/** Accepted with 202 (one attempt as soon as possible), no retries: a lost answer is unknown at once. */
+const ASYNC = "pp_purchase-auth_async";
+const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
+
+const logLines: Array<{ level: string; message: string }> = [];
+const logger = {
+  debug: () => {},
+  info: (message: string) => logLines.push({ level: "info", message }),
+  warn: (message: string) => logLines.push({ level: "warn", message }),
+  error: (message: string) => logLines.push({ level: "error", message }),
+};
+
+beforeAll(async () => {
+  await suite.start();
+});
+
+afterAll(async () => {
+  await suite.state.sandbox?.close();
+});
+
+moduleIntegrationTestRunner<IPaymentModuleService>({
+  moduleName: Modules.PAYMENT,
+  resolve: paymentModuleFolder(),
+  dbName: DB_NAME,
+  injectedDependencies: { logger },
+  moduleOptions: {
+    providers: [suite.providerConfig("async", { attemptSchedule: "asap", maxRetries: 0 })],
+  },
+  testSuite: ({ service: payment, medusaApp }) => {
+    it("a webhook processed while the job resends the key is kept: the job does not write over it", async () => {
+      await orderLinkTable(medusaApp);
+      const sandbox = suite.state.sandbox!;
+      const { session } = await suite.openSession(payment, ASYNC, 35);
+      // The service accepts (202) and commits; its answer is lost.
+      sandbox.injectFault({
+        kind: "drop_after_commit",
+        match: { method: "POST", path: "/purchase/authorizations" },
+        count: null,
+      });
+      try {
+        await expect(payment.authorizePaymentSession(session.id, {})).rejects.toThrow(/not authorized/);
+      } finally {
+        sandbox.clearFaults();
+      }
+      const [unknown] = await payment.listPaymentSessions({ id: session.id });
+      expect(unknown?.data).toMatchObject({ state: "unknown", authorize_attempt: 1 });
+
+      // The service makes its attempt: authorized. Its webhook has not reached Medusa yet.
+      await sandbox.settle();
+      const succeeded = sandbox
+        .events()
+        .map((entry) => entry.event)
+        .find(
+          (event) =>
+            event.type === "authorization.succeeded" &&
+            (event.data as { actionReference?: string }).actionReference === session.id,
+        );
+      expect(succeeded).toBeDefined();
+      const orderId = (succeeded!.data as { orderId: string }).orderId;
+
+      // The job resends the key (the service replays its 202); the webhook is processed just then.
+      const provider = providerOf(payment, ASYNC) as unknown as PurchaseAuthProviderService;
+      const resolveUnknown = provider.resolveUnknown;
+      const kinds: string[] = [];
+      provider.resolveUnknown = async (
+        ...args: Parameters<PurchaseAuthProviderService["resolveUnknown"]>
+      ) => {
+        const resolution = await resolveUnknown.apply(provider, args);
+        kinds.push(resolution.kind);
+        const signed = signWebhook(succeeded!, WEBHOOK_SECRET);
+        const action = await payment.getWebhookActionAndData({
+          provider: "purchase-auth_async",
+          payload: { data: {}, rawData: Buffer.from(signed.body), headers: signed.headers },
+        });
+        expect(action).toEqual({ action: "authorized", data: { session_id: session.id, amount: "35.00" } });
+        return resolution;
+      };
+      let report: Awaited<ReturnType<typeof reconcileUnknownOutcomes>>;
+      try {
+        report = await reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
+      } finally {
+        provider.resolveUnknown = resolveUnknown;
+      }
+      expect(kinds).toEqual(["pending"]);
+      // What the webhook wrote stays: the order id and the authorized state.
+      const [after] = await payment.listPaymentSessions({ id: session.id });
+      expect(after?.data).toMatchObject({ state: "authorized", order_id: orderId });
+      expect(report.resolved).toEqual([]);
+      expect(
+        logLines.some(
+          (line) => line.level === "warn" && line.message.includes(`${session.id} changed while`),
+        ),
+      ).toBe(true);
+
+      // What Medusa's payment workflow does after the webhook: the session authorizes on that order.
+      const authorized = await payment.authorizePaymentSession(session.id, {});
+      expect(authorized?.data).toMatchObject({ state: "authorized", order_id: orderId });
+      // Nothing is left for the job.
+      expect(await reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger))).toEqual({
+        resolved: [],
+        stillUnknown: [],
+        flagged: [],
+      });
+    });
+  },
+});
