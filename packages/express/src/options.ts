@@ -150,8 +150,9 @@ export interface PurchaseAuthOptions {
   /**
    * How long a charge the service accepted (202) may go without news of its outcome after its last
    * scheduled attempt, in ms, before the reconciler gives it up to review and raises an alert: the
-   * service redelivers webhooks for a while, then gives up, and there is no call to ask it about an
-   * authorization. A webhook that still arrives moves the charge on. Default 86,400,000 (a day).
+   * service redelivers webhooks for hours, then gives up, and there is no call to ask it about an
+   * authorization. A webhook that still arrives moves the charge on. Default 86,400,000 (a day);
+   * at least 3,600,000 (shorter would call deliveries lost while the service still redelivers).
    */
   outcomeGraceMs?: number;
   /** The clock the window is measured with, in epoch ms. Default `Date.now` (tests move it). */
@@ -272,7 +273,7 @@ const optionsSchema = z.strictObject({
     .max(24 * 3_600_000)
     .default(60_000),
   resendWindowMs: millis(1_000, 3_600_000).default(3_300_000),
-  outcomeGraceMs: millis(1_000, 30 * 86_400_000).default(86_400_000),
+  outcomeGraceMs: millis(3_600_000, 30 * 86_400_000).default(86_400_000),
   now: fn("() => number that returns the time in epoch milliseconds").optional(),
 });
 

@@ -74,7 +74,14 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
   const { client, store, logger } = resolved;
   const notifier = new ChargeNotifier();
   const alert = alerter(logger, resolved.onAlert);
-  const charges = new Charges({ store, notifier, logger, onEvent: resolved.onEvent, alert });
+  const charges = new Charges({
+    store,
+    notifier,
+    logger,
+    onEvent: resolved.onEvent,
+    alert,
+    now: resolved.now,
+  });
   const authorizer = new Authorizer({ options: resolved, charges, alert });
   const ctx: RouteContext = {
     options: resolved,

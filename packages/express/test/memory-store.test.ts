@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { advance, CHARGE_STATUSES, isSettled } from "../src/charges/state-machine.js";
 import { type ChargeRecord, type ChargeStatus, MemoryChargeStore, purchaseAuth } from "../src/index.js";
@@ -224,5 +225,63 @@ describe("MemoryChargeStore: frozen records instead of copies", () => {
     expect(saved).not.toBe(next);
     expect(Object.isFrozen(saved) && Object.isFrozen(saved.operations)).toBe(true);
     expect(await store.findByReference(given.reference)).toBe(saved);
+  });
+});
+
+describe("MemoryChargeStore.listPending", () => {
+  it("gives any page exactly as sorting every pending charge would (updatedAt, then reference), whatever the write order", async () => {
+    const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+    const charges = fc.uniqueArray(
+      fc.record({
+        reference: fc.stringMatching(/^[a-zA-Z0-9-]{1,6}$/),
+        second: fc.integer({ min: 0, max: 5 }),
+        pending: fc.boolean(),
+      }),
+      { selector: (entry) => entry.reference, maxLength: 40 },
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        charges,
+        fc.integer({ min: 1, max: 12 }),
+        fc.option(
+          fc.record({ second: fc.integer({ min: 0, max: 5 }), reference: fc.string({ maxLength: 3 }) }),
+        ),
+        async (entries, limit, cursor) => {
+          const store = new MemoryChargeStore();
+          const stored = entries.map(({ reference, second, pending }) =>
+            newCharge({
+              reference,
+              updatedAt: at(second),
+              ...(pending ? {} : { status: "authorized" as const, authorizationId: randomUUID() }),
+            }),
+          );
+          for (const charge of stored) await store.create(charge);
+          const after =
+            cursor === null ? undefined : { updatedAt: at(cursor.second), reference: cursor.reference };
+          const expected = stored
+            .filter((charge) => charge.status === "pending")
+            .filter(
+              (charge) =>
+                after === undefined ||
+                charge.updatedAt > after.updatedAt ||
+                (charge.updatedAt === after.updatedAt && charge.reference > after.reference),
+            )
+            .sort((a, b) =>
+              a.updatedAt !== b.updatedAt
+                ? a.updatedAt.localeCompare(b.updatedAt)
+                : a.reference < b.reference
+                  ? -1
+                  : a.reference > b.reference
+                    ? 1
+                    : 0,
+            )
+            .slice(0, limit)
+            .map((charge) => charge.reference);
+          const page = await store.listPending(limit, after);
+          expect(page.map((charge) => charge.reference)).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

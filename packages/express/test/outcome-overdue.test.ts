@@ -154,13 +154,25 @@ describe("an accepted charge whose outcome webhooks are all lost", () => {
     ).toBeLessThan(300);
     const retried = await app.router.store.findByReference(reference);
     expect(retried).toMatchObject({ status: "pending", reason: "INSUFFICIENT_FUNDS" });
-    // The charge's own clock for news is the wall clock; the test's offset stands for time passing.
-    const newsAt = Date.parse(retried!.updatedAt);
-    clock.offset = newsAt - Date.now() + HOUR / 2;
+    // Without the news it would be overdue 55 minutes (the resend window) plus the grace after the
+    // send; the news two hours later counts the grace from then.
+    clock.offset = 2 * HOUR + HOUR / 2;
     expect(await app.router.reconcile()).toMatchObject({ needsReview: 0 });
-    clock.offset = newsAt - Date.now() + HOUR + 60_000;
+    clock.offset = 3 * HOUR + 60_000;
     expect(await app.router.reconcile()).toMatchObject({ needsReview: 1 });
     expect(alerts).toHaveLength(1);
+  });
+
+  it("counts a schedule from the latest the service can have created the authorization (a resend within the window)", async () => {
+    const { data, app, clock } = await shopWithLostWebhooks({ allowedTimings: ["asap"] });
+    const customer = data.customer();
+    const cartId = data.cart(customer);
+    expect((await charge(app, customer, { cartId, timing: "asap" })).json.status).toBe("pending");
+    // A day after the send, but not a day after the window in which a resend could have created it.
+    clock.offset = DAY + HOUR / 2;
+    expect(await app.router.reconcile()).toMatchObject({ needsReview: 0 });
+    clock.offset = DAY + HOUR;
+    expect(await app.router.reconcile()).toMatchObject({ needsReview: 1 });
   });
 
   it("two instances that give it up at once raise one alert", async () => {

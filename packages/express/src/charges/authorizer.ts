@@ -47,6 +47,8 @@ export class Authorizer {
   readonly #deps: AuthorizerDeps;
   /** Create calls in flight in this process, per reference and attempt: a double click shares one. */
   readonly #inFlight = new Map<string, Promise<ChargeRecord>>();
+  /** Errors `send` threw after this call itself gave the charge up to review (the key's window passed). */
+  readonly #movedToReview = new WeakSet<object>();
 
   constructor(deps: AuthorizerDeps) {
     this.#deps = deps;
@@ -72,6 +74,11 @@ export class Authorizer {
   canResend(pending: PendingAuthorization): boolean {
     const age = this.#deps.options.now() - Date.parse(pending.firstSentAt);
     return age < this.#deps.options.resendWindowMs;
+  }
+
+  /** True when `send` threw `error` after it gave the charge up to review itself (it alerted). */
+  movedToReview(error: unknown): boolean {
+    return typeof error === "object" && error !== null && this.#movedToReview.has(error);
   }
 
   /** True while this process is sending the charge's current attempt (its request will record the outcome). */
@@ -131,7 +138,11 @@ export class Authorizer {
     } catch (error) {
       // The service (or core, by its own clock) says the key is past its window: unknowable now.
       if (isPastIdempotencyWindow(error)) {
-        await this.markNeedsReview(charge);
+        // The service's word on this key, whatever our clock says: only the attempt must be the same.
+        const { moved } = await this.markNeedsReview(charge, "idempotency_window", (current) =>
+          isSameUnansweredAttempt(current, charge),
+        );
+        if (moved && typeof error === "object" && error !== null) this.#movedToReview.add(error);
         throw error;
       }
       const reason = definiteFailureReason(error);
@@ -169,14 +180,24 @@ export class Authorizer {
 
   /**
    * Gives a pending attempt whose outcome we cannot learn by ourselves up to review, and says so.
-   * `moved` is true for the one call (of any instance) that moved it, which raised the alert.
+   * `stillDue` is checked on the charge as stored; by default, for `idempotency_window`, the attempt
+   * is still the same one, still without an answer, and its key still past the window (a request
+   * may have resent it meanwhile, and learnt its answer). `moved` is true for the one call (of any
+   * instance) that moved it, which raised the alert.
    */
   async markNeedsReview(
     charge: ChargeRecord,
     cause: ReviewCause = "idempotency_window",
+    stillDue: (current: ChargeRecord) => boolean = (current) =>
+      isSameUnansweredAttempt(current, charge) &&
+      (current.pendingAuthorization === undefined || !this.canResend(current.pendingAuthorization)),
   ): Promise<{ charge: ChargeRecord; moved: boolean }> {
     const { reason, message } = REVIEWS[cause];
-    const { charge: updated, moved } = await this.#deps.charges.moveToReview(charge.reference, reason);
+    const { charge: updated, moved } = await this.#deps.charges.moveToReview(
+      charge.reference,
+      reason,
+      stillDue,
+    );
     if (moved && updated !== undefined) {
       await this.#deps.alert({
         kind: "needs_review",
@@ -187,6 +208,15 @@ export class Authorizer {
     }
     return { charge: updated ?? charge, moved };
   }
+}
+
+/** The same attempt as `charge`, still pending and still without an authorization. */
+export function isSameUnansweredAttempt(current: ChargeRecord, charge: ChargeRecord): boolean {
+  return (
+    current.status === "pending" &&
+    current.attempt === charge.attempt &&
+    current.authorizationId === undefined
+  );
 }
 
 /**

@@ -167,7 +167,8 @@ function newCharge(
   order: ChargedOrder,
   pendingAuthorization: PendingAuthorization,
 ): ChargeRecord {
-  const now = new Date().toISOString();
+  // Created when its create call is recorded, on the router's clock.
+  const now = pendingAuthorization.firstSentAt;
   return {
     reference,
     customerId: customer.customerId,

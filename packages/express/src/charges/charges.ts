@@ -25,6 +25,8 @@ export interface ChargesDeps {
   onEvent: WebhookEventListener | undefined;
   /** Raises an alert (logged at error level, then the app's onAlert hook). */
   alert: (alert: PaymentAlert) => Promise<void>;
+  /** The clock of `updatedAt` and `receivedAt`, in epoch ms: the router's `now`. Default `Date.now`. */
+  now?: () => number;
 }
 
 /** What became of a webhook event. */
@@ -48,6 +50,10 @@ export class Charges {
 
   constructor(deps: ChargesDeps) {
     this.#deps = deps;
+  }
+
+  #date(): Date {
+    return new Date(this.#deps.now?.() ?? Date.now());
   }
 
   /**
@@ -139,7 +145,7 @@ export class Charges {
     // The last computation decides: the loop ends when it is stored, or when it changes nothing.
     let started = false;
     const { charge } = await this.#update(reference, undefined, (current) => {
-      const next = startNextAttempt(current, order, new Date());
+      const next = startNextAttempt(current, order, this.#date());
       started = next !== undefined;
       return next;
     });
@@ -147,17 +153,22 @@ export class Charges {
   }
 
   /**
-   * Gives a pending charge up to review with `reason`. `moved` is true only for the call whose change
-   * was stored: however many requests and instances try at once, one of them raises the alert.
+   * Gives a pending charge up to review with `reason`, if `stillDue` holds for it as stored (the
+   * caller decided on a copy that may be old: a resend or a webhook may have moved it on since).
+   * `moved` is true only for the call whose change was stored: however many requests and
+   * instances try at once, one of them raises the alert.
    */
   async moveToReview(
     reference: string,
     reason: string,
+    stillDue: (current: ChargeRecord) => boolean,
   ): Promise<{ charge: ChargeRecord | undefined; moved: boolean }> {
     // The last computation decides, as in startNextAttempt.
     let moved = false;
     const { charge } = await this.#update(reference, undefined, (current) => {
-      const next = advance(current, { kind: "needs_review", reason }, new Date());
+      const next = stillDue(current)
+        ? advance(current, { kind: "needs_review", reason }, this.#date())
+        : undefined;
       moved = next !== undefined;
       return next;
     });
@@ -174,7 +185,7 @@ export class Charges {
       id: event.id,
       ...(authorizationId === undefined ? {} : { authorizationId }),
       event,
-      receivedAt: new Date().toISOString(),
+      receivedAt: this.#date().toISOString(),
     });
     if (alreadyApplied) return "duplicate";
     if (newsOf(event) === undefined) {
@@ -251,7 +262,7 @@ export class Charges {
   async #applyNews(reference: string, news: ChargeNews[], guess?: ChargeRecord) {
     let alerts: PaymentAlert[] = [];
     const result = await this.#update(reference, guess, (current) => {
-      const now = new Date();
+      const now = this.#date();
       alerts = [];
       let next = current;
       for (const item of news) {

@@ -1,8 +1,7 @@
-import { IdempotencyWindowPassedError, PurchaseAuthError } from "@purchase-auth/core";
-import type { Authorizer } from "../charges/authorizer.js";
+import { IdempotencyError, IdempotencyWindowPassedError, PurchaseAuthError } from "@purchase-auth/core";
+import { type Authorizer, isSameUnansweredAttempt } from "../charges/authorizer.js";
 import type { Charges } from "../charges/charges.js";
 import type { ResolvedOptions } from "../options.js";
-import { comesAfter } from "../stores/pending-order.js";
 import type { ChargeRecord, PendingCursor } from "../stores/types.js";
 import { outcomeOverdueAt } from "./overdue.js";
 
@@ -93,17 +92,17 @@ export class Reconciler {
     listPending: (limit: number, after?: PendingCursor) => Promise<ChargeRecord[]>,
   ): Promise<ChargeRecord[]> {
     const charges: ChargeRecord[] = [];
+    // By reference, not by comparing orders here: a database orders references by its collation.
+    const listed = new Set<string>();
     for (let page = 0; page < PENDING_PAGES_PER_PASS; page++) {
-      const after = this.#pendingAfter;
-      const found = await listPending(BATCH, after);
-      // A store written before `after` existed lists its first page again: one page per pass.
-      if (after !== undefined && found[0] !== undefined && !comesAfter(found[0], after)) {
-        this.#pendingAfter = undefined;
-        break;
-      }
-      charges.push(...found);
+      const found = await listPending(BATCH, this.#pendingAfter);
+      const fresh = found.filter((charge) => !listed.has(charge.reference));
+      for (const charge of fresh) listed.add(charge.reference);
+      charges.push(...fresh);
       const last = found[found.length - 1];
-      if (found.length < BATCH || last === undefined) {
+      // The end of the sweep, or a page with nothing new (a store written before `after` existed
+      // lists its first page again): the next pass starts over.
+      if (found.length < BATCH || last === undefined || fresh.length === 0) {
         this.#pendingAfter = undefined;
         break;
       }
@@ -113,7 +112,7 @@ export class Reconciler {
   }
 
   #isOverdue(charge: ChargeRecord): boolean {
-    return this.#options.now() >= outcomeOverdueAt(charge, this.#options.outcomeGraceMs);
+    return this.#options.now() >= outcomeOverdueAt(charge, this.#options);
   }
 
   async #pass(): Promise<ReconcileReport> {
@@ -144,7 +143,15 @@ export class Reconciler {
         report.eventsApplied += eventsApplied;
         if (after.status === "pending" && this.#isOverdue(after)) {
           // No webhook told the outcome long after the last attempt: a person looks it up.
-          const { moved } = await this.#authorizer.markNeedsReview(after, "outcome_overdue");
+          // Decided on the copy listed at the start of the pass: it must still hold as stored.
+          const { moved } = await this.#authorizer.markNeedsReview(
+            after,
+            "outcome_overdue",
+            (current) =>
+              current.status === "pending" &&
+              current.authorizationId === after.authorizationId &&
+              this.#isOverdue(current),
+          );
           if (moved) report.needsReview++;
         }
         continue;
@@ -155,15 +162,22 @@ export class Reconciler {
         if (moved) report.needsReview++;
         continue;
       }
+      // The copy was listed at the start of the pass, which may be minutes ago: a request may have
+      // resent the key since, or another instance given the charge up to review.
+      const current = await store.findByReference(charge.reference);
+      if (!current || !isSameUnansweredAttempt(current, charge)) continue;
       try {
-        await this.#authorizer.send(charge);
+        await this.#authorizer.send(current);
         report.resolved++;
       } catch (error) {
-        if (PurchaseAuthError.isInstance(error) && error.outcome === "refused") {
+        if (this.#authorizer.movedToReview(error)) {
+          // The service says the key's window has passed: this call gave the charge up to review.
+          report.needsReview++;
+        } else if (isPastKeyWindow(error)) {
+          // The same, but another request or instance gave it up first (and counted it).
+        } else if (PurchaseAuthError.isInstance(error) && error.outcome === "refused") {
           // A definite refusal: recorded on the charge by the authorizer.
           report.resolved++;
-        } else if (IdempotencyWindowPassedError.isInstance(error)) {
-          report.needsReview++; // the authorizer gave the charge up to review
         } else {
           // Unknown, or nothing reached the service this time (its token endpoint was down, say).
           report.stillUnknown++;
@@ -184,4 +198,9 @@ export class Reconciler {
     }
     return report;
   }
+}
+
+function isPastKeyWindow(error: unknown): boolean {
+  if (IdempotencyWindowPassedError.isInstance(error)) return true;
+  return IdempotencyError.isInstance(error) && error.reason === "IDEMPOTENCY_RESPONSE_EXPIRED";
 }

@@ -124,14 +124,15 @@ export class MemoryChargeStore implements ChargeStore {
 
   async listPending(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
     // Every open charge is looked at: write order is not quite `updatedAt` order (two changes
-    // computed concurrently, or in one millisecond), and a page must not skip one.
-    const pending: ChargeRecord[] = [];
+    // computed concurrently, or in one millisecond), and a page must not skip one. The page is
+    // kept sorted as it fills; in near write order most charges land past its end at once.
+    const page: ChargeRecord[] = [];
     for (const reference of this.#open) {
       const charge = this.#charges.get(reference);
-      if (charge?.status === "pending" && (after === undefined || comesAfter(charge, after)))
-        pending.push(charge);
+      if (charge?.status !== "pending" || (after !== undefined && !comesAfter(charge, after))) continue;
+      insertInOrder(page, charge, limit);
     }
-    return pending.sort(byPendingOrder).slice(0, limit);
+    return page;
   }
 
   async listWithUnappliedEvents(limit: number, afterReference = ""): Promise<ChargeRecord[]> {
@@ -235,6 +236,24 @@ function frozenCopy(charge: ChargeRecord): ChargeRecord {
   if (copy.previousAuthorizationIds !== undefined) Object.freeze(copy.previousAuthorizationIds);
   if (copy.operationLog !== undefined) Object.freeze(copy.operationLog);
   return Object.freeze(copy);
+}
+
+/** Puts `charge` in its place in the sorted `page`, which never grows past `limit` (the last drop). */
+function insertInOrder(page: ChargeRecord[], charge: ChargeRecord, limit: number): void {
+  const last = page[page.length - 1];
+  if (last === undefined || byPendingOrder(last, charge) <= 0) {
+    if (page.length < limit) page.push(charge);
+    return;
+  }
+  let low = 0;
+  let high = page.length - 1;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (byPendingOrder(page[middle]!, charge) <= 0) low = middle + 1;
+    else high = middle;
+  }
+  page.splice(low, 0, charge);
+  if (page.length > limit) page.pop();
 }
 
 /** The first value of a set: the one added longest ago. */

@@ -30,12 +30,15 @@ ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS order_fingerprint tex
 ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS pending_authorization jsonb;
 ALTER TABLE purchase_auth_charges ADD COLUMN IF NOT EXISTS operation_log jsonb;
 
--- The reconciler pages through pending charges in this order (listPending).
+CREATE INDEX IF NOT EXISTS purchase_auth_charges_pending
+  ON purchase_auth_charges (updated_at)
+  WHERE status = 'pending';
+-- The reconciler pages through pending charges in this order (listPending). It replaces the index
+-- above, which earlier releases use: that one is dropped in a later major release, not while
+-- instances of both may run.
 CREATE INDEX IF NOT EXISTS purchase_auth_charges_pending_order
   ON purchase_auth_charges (updated_at, reference)
   WHERE status = 'pending';
--- Replaced by the index above.
-DROP INDEX IF EXISTS purchase_auth_charges_pending;
 
 CREATE TABLE IF NOT EXISTS purchase_auth_webhook_events (
   event_id         text PRIMARY KEY,
