@@ -38,7 +38,7 @@ describe("provider options", () => {
     [{ defaultVatPercent: "12.345" }, /option defaultVatPercent/],
     [{ orderLines: "none" }, /option orderLines/],
     [{ idempotencyNamespace: "not-a-guid" }, /option idempotencyNamespace .*GUID/],
-    [{ outcomeGraceMs: 999 }, /option outcomeGraceMs .*from 1000 to 2592000000/],
+    [{ outcomeGraceMs: 3_599_999 }, /option outcomeGraceMs .*from 3600000 to 2592000000/],
     [{ outcomeGraceMs: "1d" }, /option outcomeGraceMs/],
   ])("names the option in the error: %o", (change, message) => {
     expect(() => PurchaseAuthProviderService.validateOptions({ ...valid, ...change })).toThrow(message);

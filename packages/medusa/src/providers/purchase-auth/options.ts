@@ -218,7 +218,9 @@ export function resolveProviderOptions(input: unknown): ResolvedProviderOptions 
     defaultVatPercent: vatPercent(options.defaultVatPercent),
     orderLines,
     idempotencyNamespace: namespace,
-    outcomeGraceMs: positiveInteger(options, "outcomeGraceMs", 30 * 86_400_000, 1_000) ?? OUTCOME_GRACE_MS,
+    // At least an hour: shorter would call deliveries lost while the service still redelivers them.
+    outcomeGraceMs:
+      positiveInteger(options, "outcomeGraceMs", 30 * 86_400_000, 3_600_000) ?? OUTCOME_GRACE_MS,
   };
 }
 
