@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { advance, type ChargeNews } from "../src/charges/state-machine.js";
-import { type ChargeRecord, MemoryChargeStore, type PendingCursor, purchaseAuth } from "../src/index.js";
+import { type ChargeRecord, MemoryChargeStore, type PendingCursor } from "../src/index.js";
 import type { PaymentAlert } from "../src/reconcile/alerts.js";
-import { pendingCharge } from "./support/charges-kit.js";
+import { chargeSentAt, offlineRouter } from "./support/offline-router.js";
 
 // A reconcile pass lists its pending charges first (up to 2,000) and then handles them one by one,
 // each resend taking up to the router's timeout: what it decides on is a copy that may be minutes
@@ -33,23 +33,9 @@ class StoreChangedAfterListing extends MemoryChargeStore {
 }
 
 function routerOn(store: MemoryChargeStore, clock: { now: number }, alerts: PaymentAlert[]) {
-  return purchaseAuth({
-    // Never called: nothing here is sent.
-    clientOptions: {
-      baseUrl: "http://127.0.0.1:9",
-      clientId: "client",
-      clientSecret: "secret",
-      scope: "api://purchase-auth/.default",
-    },
-    resolveCustomer: () => null,
-    buildOrder: () => {
-      throw new Error("no charge expected");
-    },
-    webhookSecret: "whsec_stale",
+  return offlineRouter({
     store,
-    reconcileIntervalMs: 0,
     outcomeGraceMs: HOUR,
-    logger: {},
     now: () => clock.now,
     onAlert: (alert) => {
       alerts.push(alert);
@@ -57,23 +43,7 @@ function routerOn(store: MemoryChargeStore, clock: { now: number }, alerts: Paym
   });
 }
 
-function chargeSentAt(sentAt: number, overrides: Partial<ChargeRecord> = {}): ChargeRecord {
-  const iso = new Date(sentAt).toISOString();
-  return pendingCharge({
-    createdAt: iso,
-    updatedAt: iso,
-    pendingAuthorization: {
-      idempotencyKey: randomUUID(),
-      firstSentAt: iso,
-      request: {
-        customerToken: randomUUID(),
-        order: { items: [], currency: "EUR", reference: "r" },
-        attemptSchedule: { relative: ["3.00:00:00"] },
-      },
-    },
-    ...overrides,
-  });
-}
+const IN_THREE_DAYS = { relative: ["3.00:00:00"] };
 
 describe("a reconcile pass decides on the charge as stored, not on the copy it listed", () => {
   it("a lost answer that a shopper's resend answered (202) after the listing is not given up to review", async () => {
@@ -82,7 +52,7 @@ describe("a reconcile pass decides on the charge as stored, not on the copy it l
     const alerts: PaymentAlert[] = [];
     const router = routerOn(store, clock, alerts);
     // Sent 54 minutes ago, answer lost: still inside the 55-minute resend window when listed.
-    const charge = chargeSentAt(clock.now - 54 * MINUTE);
+    const charge = chargeSentAt(clock.now - 54 * MINUTE, IN_THREE_DAYS);
     await store.create(charge);
     store.afterList = async () => {
       // The shopper's repeated POST resent the key and got 202; then the pass reaches the charge,
@@ -108,7 +78,7 @@ describe("a reconcile pass decides on the charge as stored, not on the copy it l
     const router = routerOn(store, clock, alerts);
     const authorizationId = randomUUID();
     // Accepted long ago, its one attempt (3 days later) and the grace past.
-    const charge = chargeSentAt(clock.now - 4 * 24 * HOUR, { authorizationId });
+    const charge = chargeSentAt(clock.now - 4 * 24 * HOUR, IN_THREE_DAYS, { authorizationId });
     await store.create(charge);
     store.afterList = () =>
       store.learn(
@@ -131,7 +101,7 @@ describe("a reconcile pass decides on the charge as stored, not on the copy it l
     const store = new StoreChangedAfterListing();
     const alerts: PaymentAlert[] = [];
     const router = routerOn(store, clock, alerts);
-    const charge = chargeSentAt(clock.now - 10 * MINUTE);
+    const charge = chargeSentAt(clock.now - 10 * MINUTE, IN_THREE_DAYS);
     await store.create(charge);
     store.afterList = () =>
       store.learn(

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { PostgresChargeStore, purchaseAuth } from "../src/index.js";
-import { pendingCharge } from "./support/charges-kit.js";
+import { PostgresChargeStore } from "../src/index.js";
 import { freshSchema } from "./support/database.js";
+import { chargeSentAt, nextWeek, offlineRouter } from "./support/offline-router.js";
 
 // The reconciler's sweep over PostgreSQL, as real databases are set up: references ordered by a
 // language collation (en_US is the default of the postgres image, Debian and RDS), and rows an
@@ -24,48 +24,15 @@ async function pendingSweep(change?: (pool: import("pg").Pool) => Promise<unknow
   await store.migrate();
   await change?.(pool);
   const base = Date.UTC(2026, 0, 1);
-  const nextWeek = new Date(Date.now() + 7 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "+00:00");
-  const add = (reference: string, at: number) => {
-    const written = new Date(at).toISOString();
-    return store.create(
-      pendingCharge({
-        reference,
-        authorizationId: randomUUID(),
-        createdAt: written,
-        updatedAt: written,
-        pendingAuthorization: {
-          idempotencyKey: randomUUID(),
-          firstSentAt: new Date().toISOString(),
-          request: {
-            customerToken: randomUUID(),
-            order: { items: [], currency: "EUR", reference },
-            attemptSchedule: { absolute: [nextWeek] },
-          },
-        },
-      }),
-    );
-  };
+  const schedule = nextWeek();
+  const add = (reference: string, at: number) =>
+    store.create(chargeSentAt(at, schedule, { reference, authorizationId: randomUUID() }));
   for (let index = 0; index < 199; index++)
     await add(`p-${String(index).padStart(3, "0")}`, base + index * 1000);
   await add("a-tie", base + 500_000);
   await add("B-tie", base + 500_000);
   await add("z-newer", base + 900_000);
-  const router = purchaseAuth({
-    clientOptions: {
-      baseUrl: "http://127.0.0.1:9",
-      clientId: "client",
-      clientSecret: "secret",
-      scope: "api://purchase-auth/.default",
-    },
-    resolveCustomer: () => null,
-    buildOrder: () => {
-      throw new Error("no charge expected");
-    },
-    webhookSecret: "whsec_sweep",
-    store,
-    reconcileIntervalMs: 0,
-    logger: {},
-  });
+  const router = offlineRouter({ store });
   return { router, pool };
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryChargeStore } from "../src/index.js";
-import { pendingCharge } from "./support/charges-kit.js";
+import { chargeSentAt, nextWeek } from "./support/offline-router.js";
 import { charge, useShops } from "./support/shop.js";
 
 // The reconciler reaches every pending charge. A shop with many accepted charges waiting for their
@@ -15,22 +15,9 @@ afterEach(() => shops.sandbox().clearFaults());
 
 /** Accepted charges whose outcomes are due next week: nothing to do for them yet. */
 async function acceptedForNextWeek(store: MemoryChargeStore, count: number): Promise<void> {
-  const nextWeek = new Date(Date.now() + 7 * 86_400_000).toISOString().replace(/\.\d{3}Z$/, "+00:00");
+  const schedule = nextWeek();
   for (let index = 0; index < count; index++) {
-    await store.create(
-      pendingCharge({
-        authorizationId: randomUUID(),
-        pendingAuthorization: {
-          idempotencyKey: randomUUID(),
-          firstSentAt: new Date().toISOString(),
-          request: {
-            customerToken: randomUUID(),
-            order: { items: [], currency: "EUR", reference: `renewal-${index}` },
-            attemptSchedule: { absolute: [nextWeek] },
-          },
-        },
-      }),
-    );
+    await store.create(chargeSentAt(Date.now(), schedule, { authorizationId: randomUUID() }));
   }
 }
 
