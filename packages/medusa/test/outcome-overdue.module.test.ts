@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { moduleSandbox } from "./support/module-suite";
 import { paymentModuleFolder } from "./support/payment-module";
+import { recordingLogger } from "./support/recording-logger";
 
 // The reconcile job and a 202-accepted authorization whose webhooks are all lost, on the payment
 // module with the provider, real PostgreSQL and the sandbox over HTTP. The sandbox has no webhook
@@ -23,12 +24,7 @@ const SCHEDULE = { relative: ["00.01:00:00", "00.02:00:00"] };
 const ASYNC = "pp_purchase-auth_async";
 const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
 
-const logLines: Array<{ level: string; message: string }> = [];
-const logger = {
-  info: (message: string) => logLines.push({ level: "info", message }),
-  warn: (message: string) => logLines.push({ level: "warn", message }),
-  error: (message: string) => logLines.push({ level: "error", message }),
-};
+const { logger, lines: logLines } = recordingLogger();
 const errorsNaming = (sessionId: string) =>
   logLines.filter((line) => line.level === "error" && line.message.includes(sessionId));
 

@@ -8,6 +8,7 @@ import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { moduleSandbox, providerOf } from "./support/module-suite";
 import { paymentModuleFolder } from "./support/payment-module";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
+import { recordingLogger } from "./support/recording-logger";
 
 // The reconcile job reads an unknown session, resends its key (a network call), then writes what it
 // learned. A webhook processed during that call must not be undone by the write. The interleaving is
@@ -20,13 +21,7 @@ const WEBHOOK_SECRET = "whsec-lost-update";
 const ASYNC = "pp_purchase-auth_async";
 const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
 
-const logLines: Array<{ level: string; message: string }> = [];
-const logger = {
-  debug: () => {},
-  info: (message: string) => logLines.push({ level: "info", message }),
-  warn: (message: string) => logLines.push({ level: "warn", message }),
-  error: (message: string) => logLines.push({ level: "error", message }),
-};
+const { logger, lines: logLines } = recordingLogger();
 
 beforeAll(async () => {
   await suite.start();

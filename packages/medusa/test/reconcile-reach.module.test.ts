@@ -6,6 +6,7 @@ import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { moduleSandbox } from "./support/module-suite";
 import { paymentModuleFolder } from "./support/payment-module";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
+import { recordingLogger } from "./support/recording-logger";
 
 // The reconcile job must reach every unknown session it may still resolve, however many sessions
 // wait for a person (flagged for review, left `unknown` for ever) and however many are unknown. On
@@ -20,13 +21,7 @@ const FAST = "pp_purchase-auth_fast";
 const FLAGGED = 100;
 const suite = moduleSandbox(DB_NAME, "whsec-reconcile-reach");
 
-const logLines: Array<{ level: string; message: string }> = [];
-const logger = {
-  debug: () => {},
-  info: (message: string) => logLines.push({ level: "info", message }),
-  warn: (message: string) => logLines.push({ level: "warn", message }),
-  error: (message: string) => logLines.push({ level: "error", message }),
-};
+const { logger } = recordingLogger();
 
 beforeAll(async () => {
   await suite.start();
