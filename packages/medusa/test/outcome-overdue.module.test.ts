@@ -1,11 +1,12 @@
-import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
+import type { IPaymentModuleService } from "@medusajs/framework/types";
+import { Modules } from "@medusajs/framework/utils";
 import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
 import { signWebhook } from "@purchase-auth/core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { moduleSandbox } from "./support/module-suite";
 import { paymentModuleFolder } from "./support/payment-module";
+import { jobContainer } from "./support/reconcile-job";
 import { recordingLogger } from "./support/recording-logger";
 
 // The reconcile job and a 202-accepted authorization whose webhooks are all lost, on the payment
@@ -47,18 +48,8 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
     ],
   },
   testSuite: ({ service: payment, medusaApp }) => {
-    /** What the job resolves from the application's container: the payment module, a logger, PG. */
-    function jobContainer(): MedusaContainer {
-      const registry: Record<string, unknown> = {
-        [Modules.PAYMENT]: payment,
-        [ContainerRegistrationKeys.LOGGER]: logger,
-        [ContainerRegistrationKeys.PG_CONNECTION]: medusaApp.sharedContainer!.resolve(
-          ContainerRegistrationKeys.PG_CONNECTION,
-        ),
-      };
-      return { resolve: (key: string) => registry[key] } as unknown as MedusaContainer;
-    }
-    const reconcileAt = (at: number) => reconcileUnknownOutcomes(jobContainer(), new Date(at));
+    const reconcileAt = (at: number) =>
+      reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger), new Date(at));
 
     /**
      * A session the service accepted (202): its send time as the session recorded it, and its last
