@@ -1,4 +1,4 @@
-import { errorReasonInfo, formatCents } from "@purchase-auth/core";
+import { errorReasonInfo, formatCents, type OrderStatus } from "@purchase-auth/core";
 import type { SandboxContext } from "../context.js";
 import { newGuid } from "../core/ids.js";
 import type { AttemptRecord, AuthorizationRecord } from "../state/authorizations.js";
@@ -131,16 +131,7 @@ export class AuthorizationProcessor {
     auth.status = "Succeeded";
     auth.orderId = order.orderId;
 
-    ctx.webhooks.emit(auth.merchantId, "authorization.succeeded", {
-      authorizationId: auth.authorizationId,
-      orderId: order.orderId,
-      customerToken: auth.customerToken,
-      reference: auth.reference,
-      actionReference: auth.actionReference,
-      captureMode: auth.captureMode,
-      amount: formatCents(auth.totalCents),
-      currency: auth.currency,
-    });
+    ctx.webhooks.emitWith(auth.merchantId, "authorization.succeeded", succeededData, auth, order, undefined);
 
     if (auth.captureMode === "Auto") {
       captureOrder(order, undefined, { at: ctx.clock.iso(now) });
@@ -158,13 +149,14 @@ export class AuthorizationProcessor {
     order: OrderRecord,
     amountCents: bigint,
   ): void {
-    this.#ctx.webhooks.emit(order.merchantId, type, {
-      orderId: order.orderId,
-      authorizationId: order.authorizationId,
-      amount: formatCents(amountCents),
-      currency: order.currency,
-      status: orderStatus(order),
-    });
+    this.#ctx.webhooks.emitWith(
+      order.merchantId,
+      type,
+      orderEventData,
+      order,
+      amountCents,
+      orderStatus(order),
+    );
   }
 
   /** Gives reserved funds back to the token (cancel, expiry, refund). */
@@ -199,6 +191,32 @@ export class AuthorizationProcessor {
       this.#scheduleExpiryJob();
     });
   }
+}
+
+// Event data built when the event is read or delivered (see EventHistory), from fields of the
+// records that never change once set and from the values recorded at the emit.
+
+function succeededData(auth: AuthorizationRecord, order: OrderRecord) {
+  return {
+    authorizationId: auth.authorizationId,
+    orderId: order.orderId,
+    customerToken: auth.customerToken,
+    reference: auth.reference,
+    actionReference: auth.actionReference,
+    captureMode: auth.captureMode,
+    amount: formatCents(auth.totalCents),
+    currency: auth.currency,
+  };
+}
+
+function orderEventData(order: OrderRecord, amountCents: bigint, status: OrderStatus) {
+  return {
+    orderId: order.orderId,
+    authorizationId: order.authorizationId,
+    amount: formatCents(amountCents),
+    currency: order.currency,
+    status,
+  };
 }
 
 /**

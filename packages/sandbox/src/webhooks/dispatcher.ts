@@ -7,8 +7,8 @@ import {
 import { clampToVirtualRange } from "../control/limits.js";
 import { RingBuffer } from "../core/bounded.js";
 import type { VirtualClock } from "../core/clock.js";
-import { newGuid } from "../core/ids.js";
 import type { Scheduler } from "../core/scheduler.js";
+import { type EmittedEvent, type EventDataBuilder, EventHistory, givenData } from "./history.js";
 import { DeliveryLane } from "./lane.js";
 import { WebhookPoster } from "./post.js";
 import { signatureHeader } from "./signing.js";
@@ -44,11 +44,7 @@ export interface WebhookDeliveryRecord {
   nextAttemptAt?: string;
 }
 
-/** An emitted event with the merchant it belongs to. */
-export interface EmittedEvent {
-  merchantId: string;
-  event: WebhookEvent;
-}
+export type { EmittedEvent } from "./history.js";
 
 interface Delivery {
   readonly event: WebhookEvent;
@@ -85,7 +81,7 @@ export interface WebhookDispatcherDeps {
  */
 export class WebhookDispatcher {
   readonly #deps: WebhookDispatcherDeps;
-  readonly #events: RingBuffer<EmittedEvent>;
+  readonly #events: EventHistory;
   readonly #deliveries: RingBuffer<WebhookDeliveryRecord>;
   #settings: WebhookDeliverySettings = { duplicate: false, outOfOrder: false };
   #batch: Delivery[] = [];
@@ -106,7 +102,7 @@ export class WebhookDispatcher {
 
   constructor(deps: WebhookDispatcherDeps) {
     this.#deps = deps;
-    this.#events = new RingBuffer(deps.historyLimit);
+    this.#events = new EventHistory(deps.historyLimit);
     this.#deliveries = new RingBuffer(deps.historyLimit);
   }
 
@@ -120,20 +116,30 @@ export class WebhookDispatcher {
   }
 
   /** Records an event and queues it for every URL of the merchant. */
-  emit<T extends WebhookEventType>(
+  emit<T extends WebhookEventType>(merchantId: string, type: T, data: WebhookEventOf<T>["data"]): void {
+    this.emitWith(merchantId, type, givenData<T>, data, undefined, undefined);
+  }
+
+  /**
+   * `emit` with the data built by `build(source, a, b)` when the event is read or delivered (see
+   * EventHistory): `build` must read only values that do not change after this call.
+   */
+  emitWith<T extends WebhookEventType, S, A, B>(
     merchantId: string,
     type: T,
-    data: WebhookEventOf<T>["data"],
-  ): WebhookEvent {
-    const event = { id: newGuid(), type, createdAt: this.#deps.clock.nowIso(), data } as WebhookEvent;
-    this.#events.push({ merchantId, event });
+    build: EventDataBuilder<T, S, A, B>,
+    source: S,
+    a: A,
+    b: B,
+  ): void {
+    const index = this.#events.record(merchantId, type, this.#deps.clock.now(), build, source, a, b);
     this.#emitted++;
     const urls = this.#deps.webhooksOf(merchantId)?.urls ?? [];
-    if (urls.length === 0) return event;
+    if (urls.length === 0) return;
+    const { event } = this.#events.event(index);
     const rawBody = JSON.stringify(event);
     const orderKey = `${merchantId} ${orderKeyOf(event)}`;
     for (const url of urls) this.#enqueue({ event, rawBody, merchantId, url, attempt: 1, orderKey });
-    return event;
   }
 
   /** Moves the current batch into the per-URL lanes, which start what they may at once. */
