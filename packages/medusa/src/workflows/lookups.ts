@@ -1,13 +1,12 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import type { Knex } from "../providers/purchase-auth/session-sql";
 
 // Lookups by the service's ids inside the JSON data the payment module keeps. The module's API
 // cannot filter on data, so these read its tables directly (PostgreSQL jsonb), only this provider's
 // rows, never deleted ones.
 
-export interface Knex {
-  raw(sql: string, bindings: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
-}
+export type { Knex };
 
 const OURS = "pp_purchase-auth%";
 

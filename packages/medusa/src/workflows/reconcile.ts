@@ -1,11 +1,9 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
-import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
-import { writeData } from "../providers/purchase-auth/session-data";
 import { chargeStoredTokenWorkflow } from "./charge-stored-token";
 import { orderOfPaymentCollection, SESSION_PAGE_SIZE, unflaggedSessionsInState } from "./lookups";
 import { flagOverdueOutcomes } from "./outcome-overdue";
-import { replaceSessionDataIfUnchanged } from "./session-writes";
+import { resolveOne } from "./resolve-unknown-session";
 
 export interface ReconcileReport {
   /** Sessions whose unknown outcome was settled (declined, released, or pending a webhook). */
@@ -25,9 +23,11 @@ export interface ReconcileReport {
  * them), with the same idempotency key, while the service still answers for it (core refuses a key
  * too old to send safely). What it finds is settled: an order is released in full, a decline marks
  * the session failed. After the window the session is flagged for review (`review_reason` in its
- * data) and left alone. Safe to run concurrently with itself and with checkouts: every write it
- * makes carries the key the first attempt carried. What it learned is written to a session only if
- * the session is still as it was read: one changed meanwhile (a webhook) is left to the next run.
+ * data) and left alone. Each session is claimed before its key is sent again (resolve-unknown-session.ts):
+ * a session no longer unknown on the attempt read, or being resent by a checkout, is skipped; while
+ * the job holds the claim a checkout does not resend the key and a webhook does not authorize the
+ * session. So it may run beside checkouts, webhooks and itself without releasing an order Medusa
+ * records as paid. A failure on one session is logged and the run goes on.
  *
  * Then it flags the sessions the service accepted (202) whose outcome is overdue: no webhook told it
  * the provider's `outcomeGraceMs` after the last scheduled attempt (see outcome-overdue.ts).
@@ -46,37 +46,17 @@ export async function reconcileUnknownOutcomes(
     // A merchant-initiated charge (a session of an order's own payment collection): there is no cart
     // that failed to complete, the order is waiting for this very charge. Repeat it through the charge
     // workflow (same session, same key) so Medusa records the payment, instead of releasing it.
-    const orderId = await orderOfPaymentCollection(container, session.payment_collection_id);
-    if (orderId !== undefined && (await chargedForOrder(container, orderId, session.id, report))) continue;
-    let resolution: Awaited<ReturnType<ReturnType<typeof purchaseAuthProvider>["resolveUnknown"]>>;
     try {
-      resolution = await purchaseAuthProvider(container, session.provider_id).resolveUnknown(
-        session.data,
-        now,
-      );
+      const orderId = await orderOfPaymentCollection(container, session.payment_collection_id);
+      if (orderId !== undefined && (await chargedForOrder(container, orderId, session.id, report))) continue;
+      await resolveOne(container, session, now, report);
     } catch (error) {
-      logger.warn(
+      // One session's failure (a statement, the network) must not keep the others waiting.
+      logger.error(
         `purchase-auth: reconciling payment session ${session.id} failed: ${(error as Error).message}`,
       );
       report.stillUnknown.push(session.id);
-      continue;
     }
-    // Written only if the session is still as read: a webhook processed during the call wins.
-    if (
-      !(await replaceSessionDataIfUnchanged(container, session.id, session.data, writeData(resolution.data)))
-    ) {
-      logger.warn(
-        `purchase-auth: payment session ${session.id} changed while it was reconciled (a webhook, or a checkout); what this run learned (${resolution.kind}) is not written over it, the next run looks at it again if it is still unknown`,
-      );
-      continue;
-    }
-    if (resolution.kind !== "still_unknown") report.resolved.push(session.id);
-    else if (resolution.data.review_reason) {
-      report.flagged.push(session.id);
-      logger.error(
-        `purchase-auth: payment session ${session.id} needs review: ${resolution.data.review_reason}`,
-      );
-    } else report.stillUnknown.push(session.id);
   }
   report.flagged.push(...(await flagOverdueOutcomes(container, now, pageSize)));
   return report;

@@ -19,9 +19,10 @@ import { sessionStatusOfState } from "./status-mapping";
  */
 export async function authorizePayment(
   context: ProviderContext,
-  data: PurchaseAuthData,
+  input: PurchaseAuthData,
   contextKey: string | undefined,
 ): Promise<{ status: PaymentSessionStatus; data: PurchaseAuthData }> {
+  let data = input;
   const sessionId = data.session_id ?? contextKey;
   if (data.order_id && (data.state === "authorized" || data.state === "captured")) {
     return { status: sessionStatusOfState(data.state), data };
@@ -47,6 +48,7 @@ export async function authorizePayment(
     );
   }
   const unknown = data.state === "unknown";
+  if (unknown) data = await claimedForCheckout(context, data, sessionId);
   const request = authorizationRequest(context, data, sessionId);
   const outcome = await createAuthorization(
     context,
@@ -60,6 +62,7 @@ export async function authorizePayment(
     await context.records.mergeSessionData(sessionId, {
       authorize_attempt: outcome.attempt + 1,
       failure_reason: outcome.reason ?? null,
+      ...NO_CLAIM,
     });
     throw outcome.error;
   }
@@ -94,6 +97,29 @@ export async function authorizePayment(
       refunded_amount: "0.00",
     },
   };
+}
+
+const NO_CLAIM = { resend_claimed_at: null, resend_claimed_by: null } as const;
+
+/**
+ * Repeating an unknown attempt's key moves money (a replayed 200 is an order) and so does the
+ * reconcile job's resend (it releases the order it finds): only one of them may send it. The
+ * checkout claims the resend in one guarded statement (session-sql.ts) and gives up, asking for a
+ * retry, when the session moved on since Medusa read it or the job is resending it now. Medusa
+ * writes the data returned, without the claim.
+ */
+async function claimedForCheckout(
+  context: ProviderContext,
+  data: PurchaseAuthData,
+  sessionId: string,
+): Promise<PurchaseAuthData> {
+  if (!(await context.records.claimResend(sessionId, data.authorize_attempt ?? 1, "checkout"))) {
+    throw new MedusaError(
+      MedusaError.Types.CONFLICT,
+      "This payment's earlier authorization attempt is being settled right now; try again in a moment.",
+    );
+  }
+  return { ...data, ...NO_CLAIM };
 }
 
 /**

@@ -1,6 +1,11 @@
 import { MedusaError } from "@medusajs/framework/utils";
 import { isPurchaseAuthProviderId } from "./provider-ids";
-import { laterState, type PurchaseAuthData, readData, writeData } from "./session-data";
+import { type PurchaseAuthData, readData } from "./session-data";
+import { claimResend, type Knex, mergeLocked, type ResendClaimant, ResendClaimedError } from "./session-sql";
+
+/** How long a merge waits for the reconcile job to finish resending a session, and how often it looks. */
+const MERGE_WAIT_MS = 20_000;
+const MERGE_POLL_MS = 250;
 
 // Two facts Medusa does not pass to a provider live in the payment module's own records, which the
 // provider reaches through the module's container (its cradle):
@@ -9,7 +14,8 @@ import { laterState, type PurchaseAuthData, readData, writeData } from "./sessio
 // - a webhook's outcome (the order id of an authorization answered 202) must reach the session's
 //   data before Medusa's payment workflow authorizes the session, since that workflow hands the
 //   provider the stored data only.
-// Both use the payment module's internal services; the peer range pins the Medusa versions they
+// Writes to a session's data go through PostgreSQL directly (session-sql.ts), guarded, so that
+// concurrent writers cannot undo one another. Both use the payment module's internal services; the peer range pins the Medusa versions they
 // were tested with.
 
 interface CaptureRecord {
@@ -32,7 +38,6 @@ interface CaptureService {
 
 interface SessionService {
   retrieve(id: string, config?: { select?: string[] }): Promise<SessionRecord>;
-  update(data: { id: string; data: Record<string, unknown> }): Promise<unknown>;
 }
 
 function resolve<T>(container: Record<string, unknown>, name: string): T {
@@ -93,32 +98,33 @@ export class PaymentModuleRecords {
   }
 
   /**
-   * Merges what a webhook taught us into a payment session's data. Returns false when the session
-   * does not exist or is not this provider's. States only move forward.
+   * Merges what a webhook (or a declined attempt) taught us into a payment session's data, with the
+   * row locked from read to write (session-sql.ts): states only move forward, whatever was written
+   * meanwhile. Returns the data written, undefined when the session does not exist or is not this
+   * provider's. A state change while the reconcile job resends the session's key waits for the job
+   * to write (seconds), then merges into what it wrote; after MERGE_WAIT_MS it throws
+   * ResendClaimedError (Medusa's event bus may deliver the webhook again).
    */
-  async mergeSessionData(sessionId: string, update: Partial<PurchaseAuthData>): Promise<boolean> {
-    const sessions = resolve<SessionService>(this.#container, "paymentSessionService");
-    let session: SessionRecord;
-    try {
-      session = await sessions.retrieve(sessionId, { select: ["id", "provider_id", "data"] });
-    } catch (error) {
-      // Only "no such session" means the event is not ours; any other failure (the database down)
-      // must throw, so Medusa retries the webhook instead of dropping it.
-      if (MedusaError.isMedusaError(error) && (error as MedusaError).type === MedusaError.Types.NOT_FOUND) {
-        return false;
+  async mergeSessionData(
+    sessionId: string,
+    update: Partial<PurchaseAuthData>,
+  ): Promise<PurchaseAuthData | undefined> {
+    for (let waited = 0; ; waited += MERGE_POLL_MS) {
+      try {
+        return await mergeLocked(this.#pg(), sessionId, isPurchaseAuthProviderId, update);
+      } catch (error) {
+        if (!(error instanceof ResendClaimedError) || waited >= MERGE_WAIT_MS) throw error;
       }
-      throw error;
+      await new Promise((done) => setTimeout(done, MERGE_POLL_MS));
     }
-    if (!isPurchaseAuthProviderId(session.provider_id)) return false;
-    const current = readData(session.data ?? undefined);
-    const merged: PurchaseAuthData = {
-      ...current,
-      ...update,
-      // A late event never moves the state back, nor forgets an order id.
-      state: update.state ? laterState(current.state, update.state) : current.state,
-      order_id: current.order_id ?? update.order_id ?? null,
-    };
-    await sessions.update({ id: session.id, data: { ...(session.data ?? {}), ...writeData(merged) } });
-    return true;
+  }
+
+  /** Claims the resend of an unknown attempt's key (see claimResend); false when it cannot be had. */
+  async claimResend(sessionId: string, attempt: number, by: ResendClaimant): Promise<boolean> {
+    return (await claimResend(this.#pg(), sessionId, attempt, by)) !== undefined;
+  }
+
+  #pg(): Knex {
+    return resolve<Knex>(this.#container, "__pg_connection__");
   }
 }

@@ -71,6 +71,13 @@ export interface PurchaseAuthData {
   medusa_canceled_at: string | null;
   /** Why a person must look at this payment (e.g. an outcome still unknown after the key's hour). */
   review_reason: string | null;
+  /**
+   * With state "unknown": when someone claimed the right to send the unknown attempt's key again
+   * (ISO 8601), and who ("reconcile job" or "checkout"); see session-sql.ts. A claim older than
+   * RESEND_CLAIM_TTL_MS is dead. Null otherwise.
+   */
+  resend_claimed_at: string | null;
+  resend_claimed_by: string | null;
 }
 
 const STATES: ReadonlySet<string> = new Set([
@@ -144,6 +151,8 @@ export function readData(data: Record<string, unknown> | undefined): PurchaseAut
     cancelled_amount: stringOrNull(source.cancelled_amount),
     medusa_canceled_at: stringOrNull(source.medusa_canceled_at),
     review_reason: stringOrNull(source.review_reason),
+    resend_claimed_at: stringOrNull(source.resend_claimed_at),
+    resend_claimed_by: stringOrNull(source.resend_claimed_by),
   };
 }
 

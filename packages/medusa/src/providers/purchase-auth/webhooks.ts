@@ -35,7 +35,10 @@ export function verifiedEvent(context: ProviderContext, payload: Payload): Webho
  * (Medusa's payment workflow reads only that). A success for a session whose Medusa order was
  * canceled meanwhile is voided at the service (cancelled, or refunded if the service captured) and
  * recorded on the session, and Medusa is told nothing to do. A session the reconcile job flagged
- * OUTCOME_OVERDUE is not skipped: the outcome it waited for clears the flag. The plugin's webhook
+ * OUTCOME_OVERDUE is not skipped: the outcome it waited for clears the flag. The data is merged
+ * with the session's row locked (a state only moves forward; while the reconcile job resends the
+ * session's key the merge waits for it), and the action is decided from what was written: a success
+ * for a session the job released meanwhile (`canceled`) is "not_supported". The plugin's webhook
  * subscriber handles the events Medusa ignores (order and token events, the failure's visible marks).
  */
 export async function webhookActionAndData(
@@ -70,13 +73,26 @@ export async function webhookActionAndData(
   }
   if (outcome.update) {
     // A session flagged OUTCOME_OVERDUE moves on like any other: the flag only asked for this news.
-    const known = await context.records.mergeSessionData(outcome.sessionId, {
+    // One locked merge: what is returned is decided from the data written, not from the read above.
+    const written = await context.records.mergeSessionData(outcome.sessionId, {
       ...outcome.update,
       ...answeredReview(current),
     });
-    if (!known) {
+    if (!written) {
       context.logger?.info(
         `purchase-auth: webhook ${event.id} names payment session ${outcome.sessionId}, which does not exist (any more) or is not this provider's; ignored`,
+      );
+      return { action: PaymentActions.NOT_SUPPORTED };
+    }
+    if (
+      event.type === "authorization.succeeded" &&
+      written.state !== "authorized" &&
+      written.state !== "captured"
+    ) {
+      // Settled otherwise meanwhile (the reconcile job released the order, the order was canceled):
+      // Medusa must not record a payment for it.
+      context.logger?.warn(
+        `purchase-auth: authorization ${event.data.authorizationId} succeeded, but payment session ${outcome.sessionId} is ${written.state} (order ${written.order_id ?? "none"}, ${written.service_status ?? "status not read"}); Medusa records no payment for it`,
       );
       return { action: PaymentActions.NOT_SUPPORTED };
     }

@@ -1,0 +1,110 @@
+import { laterState, type PurchaseAuthData, readData } from "./session-data";
+
+// Writes to a payment session's data that must not race. The payment module's update replaces the
+// whole data with no check, so two writers (the reconcile job, a checkout, a webhook) each working
+// from their own read could undo one another: a webhook's `authorized` written over the job's
+// `canceled`, or the job releasing an order a checkout just authorized. These are single guarded
+// statements (or a row locked for the length of one merge) on the payment module's table.
+
+/** The PostgreSQL connection (knex) Medusa registers as `__pg_connection__`. */
+export interface Knex {
+  raw(sql: string, bindings: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+  transaction<T>(work: (trx: Knex) => Promise<T>): Promise<T>;
+}
+
+/**
+ * How long a claim to resend an unknown attempt's key holds. A resend and the release that may
+ * follow take seconds (the client's timeouts bound them); a claim older than this is of a process
+ * that died, and may be taken over.
+ */
+export const RESEND_CLAIM_TTL_MS = 10 * 60_000;
+
+/** Who claims a resend. Only the job's claim stops a webhook: the job releases what it finds. */
+export type ResendClaimant = "reconcile job" | "checkout";
+export const JOB_CLAIM: ResendClaimant = "reconcile job";
+
+/**
+ * Claims the right to send the key of attempt `attempt` of session `sessionId` again, in one
+ * statement: only while the session is still `unknown` on that attempt and nobody holds a live claim.
+ * Returns the session's data as claimed (to compare the caller's later write against), or undefined
+ * when the session moved on or someone else resends it now: then the caller must not send.
+ */
+export async function claimResend(
+  knex: Knex,
+  sessionId: string,
+  attempt: number,
+  by: ResendClaimant,
+  at = new Date(),
+): Promise<Record<string, unknown> | undefined> {
+  const { rows } = await knex.raw(
+    `update payment_session
+     set data = data || jsonb_build_object('resend_claimed_at', ?::text, 'resend_claimed_by', ?::text),
+         updated_at = now()
+     where id = ? and deleted_at is null and data->>'state' = 'unknown'
+       and coalesce(data->>'authorize_attempt', '1') = ?
+       and (data->>'resend_claimed_at' is null or (data->>'resend_claimed_at')::timestamptz <= ?::timestamptz)
+     returning data`,
+    [
+      at.toISOString(),
+      by,
+      sessionId,
+      String(attempt),
+      new Date(at.getTime() - RESEND_CLAIM_TTL_MS).toISOString(),
+    ],
+  );
+  return rows[0]?.data as Record<string, unknown> | undefined;
+}
+
+/** True while `data` carries the reconcile job's live claim: the job will release what it finds. */
+export function heldByJob(data: PurchaseAuthData, now = new Date()): boolean {
+  return (
+    data.state === "unknown" &&
+    data.resend_claimed_by === JOB_CLAIM &&
+    data.resend_claimed_at !== null &&
+    Date.parse(data.resend_claimed_at) > now.getTime() - RESEND_CLAIM_TTL_MS
+  );
+}
+
+/** Thrown by a merge that meets the job's live claim: try again once the job has written. */
+export class ResendClaimedError extends Error {}
+
+/**
+ * Merges `update` into session `sessionId`'s data with the row locked, so nothing is written between
+ * the read and the write: the state only moves forward (a late `authorized` never undoes a
+ * `canceled`), an order id is never forgotten. Returns the data written, or undefined when there is
+ * no such live session of this provider. A state change for a session the reconcile job is resending
+ * throws ResendClaimedError (nothing written): the job releases what it finds, so an authorization
+ * recorded now would be undone at the service.
+ */
+export async function mergeLocked(
+  knex: Knex,
+  sessionId: string,
+  isOurs: (providerId: string) => boolean,
+  update: Partial<PurchaseAuthData>,
+): Promise<PurchaseAuthData | undefined> {
+  return await knex.transaction(async (trx) => {
+    const { rows } = await trx.raw(
+      "select provider_id, data from payment_session where id = ? and deleted_at is null for update",
+      [sessionId],
+    );
+    const row = rows[0] as { provider_id: string; data: Record<string, unknown> | null } | undefined;
+    if (!row || !isOurs(row.provider_id)) return undefined;
+    const current = readData(row.data ?? undefined);
+    if (update.state && update.state !== current.state && heldByJob(current)) {
+      throw new ResendClaimedError(
+        `purchase-auth: payment session ${sessionId} is being resolved by the reconcile job right now; its outcome is written when the job is done, try again then`,
+      );
+    }
+    const merged: PurchaseAuthData = {
+      ...current,
+      ...update,
+      state: update.state ? laterState(current.state, update.state) : current.state,
+      order_id: current.order_id ?? update.order_id ?? null,
+    };
+    await trx.raw("update payment_session set data = ?::jsonb, updated_at = now() where id = ?", [
+      JSON.stringify({ ...(row.data ?? {}), ...merged }),
+      sessionId,
+    ]);
+    return merged;
+  });
+}

@@ -1,0 +1,82 @@
+import type { MedusaContainer } from "@medusajs/framework/types";
+import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
+import { readData, writeData } from "../providers/purchase-auth/session-data";
+import { claimResend, JOB_CLAIM } from "../providers/purchase-auth/session-sql";
+import { knexOf, type SessionRow } from "./lookups";
+import type { ReconcileReport } from "./reconcile";
+import { replaceSessionDataIfUnchanged } from "./session-writes";
+
+const UNCLAIMED = { resend_claimed_at: null, resend_claimed_by: null };
+
+/**
+ * Resolves one unknown session the job read (perhaps minutes ago). Resending its key may move money:
+ * in synchronous mode the service replays its 200 and the order is released. So first, in one
+ * statement, the session is claimed, which succeeds only while it is still unknown on the attempt
+ * read and no checkout is resending it: a session authorized meanwhile (by a webhook or the
+ * customer's retried checkout) is skipped. While the claim holds, a checkout does not resend the key
+ * and a webhook does not change the state (session-sql.ts), so the job's final write, guarded on
+ * the data it claimed, finds the session as it left it. Should it not (a claim held past its TTL)
+ * after an order was released, that is logged at ERROR and the session flagged for review.
+ */
+export async function resolveOne(
+  container: MedusaContainer,
+  session: SessionRow,
+  now: Date,
+  report: ReconcileReport,
+): Promise<void> {
+  const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
+  const read = readData(session.data ?? undefined);
+  const claimed = await claimResend(knexOf(container), session.id, read.authorize_attempt ?? 1, JOB_CLAIM);
+  if (!claimed) {
+    logger.info(
+      `purchase-auth: payment session ${session.id} is no longer unknown on attempt ${read.authorize_attempt ?? 1}, or a checkout is resending it now; the reconcile job leaves it`,
+    );
+    return;
+  }
+  let resolution: Awaited<ReturnType<ReturnType<typeof purchaseAuthProvider>["resolveUnknown"]>>;
+  try {
+    resolution = await purchaseAuthProvider(container, session.provider_id).resolveUnknown(claimed, now);
+  } catch (error) {
+    await replaceSessionDataIfUnchanged(container, session.id, claimed, { ...claimed, ...UNCLAIMED });
+    logger.warn(
+      `purchase-auth: reconciling payment session ${session.id} failed: ${(error as Error).message}`,
+    );
+    report.stillUnknown.push(session.id);
+    return;
+  }
+  const data = writeData({ ...resolution.data, ...UNCLAIMED });
+  if (!(await replaceSessionDataIfUnchanged(container, session.id, claimed, data))) {
+    if (resolution.kind !== "released") {
+      logger.warn(
+        `purchase-auth: payment session ${session.id} changed while the reconcile job held its claim; what it learned (${resolution.kind}) is not written over it, the next run looks at it again if it is still unknown`,
+      );
+      return;
+    }
+    logger.error(
+      `purchase-auth: payment session ${session.id} changed while the reconcile job held its claim (past its time limit?) after the job released the service's order ${resolution.data.order_id}; that is not recorded on the session, which is flagged for review`,
+    );
+    await flagReleased(container, session.id);
+    report.flagged.push(session.id);
+    return;
+  }
+  if (resolution.kind !== "still_unknown") report.resolved.push(session.id);
+  else if (resolution.data.review_reason) {
+    report.flagged.push(session.id);
+    logger.error(
+      `purchase-auth: payment session ${session.id} needs review: ${resolution.data.review_reason}`,
+    );
+  } else report.stillUnknown.push(session.id);
+}
+
+export const RELEASED_UNRECORDED =
+  "The reconcile job released the service's order of this session (its outcome was unknown), but the session changed before that could be written: check the service's order and Medusa's payment.";
+
+/** Flags the session for review, whatever it holds now (one statement). */
+async function flagReleased(container: MedusaContainer, sessionId: string): Promise<void> {
+  await knexOf(container).raw(
+    `update payment_session set data = data || jsonb_build_object('review_reason', ?::text), updated_at = now()
+     where id = ?`,
+    [RELEASED_UNRECORDED, sessionId],
+  );
+}

@@ -1,0 +1,168 @@
+import type { IPaymentModuleService } from "@medusajs/framework/types";
+import { Modules } from "@medusajs/framework/utils";
+import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { PurchaseAuthProviderService } from "../src/providers/purchase-auth/service";
+import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
+import { authorizeWithLostAnswer, deliverWebhook, withStatementHook } from "./support/lost-answer";
+import { moduleSandbox, providerOf } from "./support/module-suite";
+import { paymentModuleFolder } from "./support/payment-module";
+import { jobContainer, orderLinkTable } from "./support/reconcile-job";
+import { recordingLogger } from "./support/recording-logger";
+
+// In synchronous mode the service answers 200 with an order id, and sends authorization.succeeded
+// too. When that answer is lost, the session is unknown; three parties may then learn the outcome:
+// the webhook, the customer's retried checkout (same key, same 200), and the reconcile job, which
+// resends the key and RELEASES the order it finds (the cart did not complete). The job must never
+// release an order Medusa records as paid. Interleavings are made exact with hooks, never with time.
+
+const DB_NAME = "purchase-auth-medusa-reconcile-release-race";
+const WEBHOOK_SECRET = "whsec-release-race";
+const SYNC = "pp_purchase-auth_sync";
+const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
+const { logger, lines: logLines } = recordingLogger();
+
+beforeAll(async () => {
+  await suite.start();
+});
+
+afterAll(async () => {
+  await suite.state.sandbox?.close();
+});
+
+moduleIntegrationTestRunner<IPaymentModuleService>({
+  moduleName: Modules.PAYMENT,
+  resolve: paymentModuleFolder(),
+  dbName: DB_NAME,
+  injectedDependencies: { logger },
+  moduleOptions: {
+    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
+  },
+  testSuite: ({ service: payment, medusaApp }) => {
+    const serviceOrder = (orderId: string) =>
+      suite.state.sandbox!.orders().find((order) => order.orderId === orderId);
+    const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
+    const provider = () => providerOf(payment, SYNC) as unknown as PurchaseAuthProviderService;
+
+    /** Runs the job with `during` called from inside its resend (the claim held, the key not sent yet). */
+    async function jobWithResendHook(during: () => Promise<void>) {
+      const resolveUnknown = provider().resolveUnknown;
+      provider().resolveUnknown = async (...args) => {
+        await during();
+        return await resolveUnknown.apply(provider(), args);
+      };
+      try {
+        return await reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
+      } finally {
+        provider().resolveUnknown = resolveUnknown;
+      }
+    }
+
+    it("a session authorized after the job read its page is left alone: its order is not released", async () => {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, 41);
+      const succeeded = await authorizeWithLostAnswer(payment, suite.state.sandbox!, session.id);
+      const { orderId } = succeeded.data;
+      // The job has read its page (the session unknown); before it looks at the session, the webhook
+      // is processed and Medusa's payment workflow authorizes the session: the order is paid.
+      let delivered = false;
+      const container = withStatementHook(jobContainer(payment, medusaApp, logger), async (sql) => {
+        if (delivered || !sql.includes("order_payment_collection")) return;
+        delivered = true;
+        const action = await deliverWebhook(payment, "purchase-auth_sync", succeeded, WEBHOOK_SECRET);
+        expect(action.action).toBe("authorized");
+        await payment.authorizePaymentSession(session.id, {});
+      });
+      const report = await reconcileUnknownOutcomes(container);
+      expect(delivered).toBe(true);
+      expect(report.resolved).not.toContain(session.id);
+      expect(await sessionData(session.id)).toMatchObject({ state: "authorized", order_id: orderId });
+      expect(serviceOrder(orderId)?.status).toBe("NotActivated");
+      const payments = await payment.listPayments({ payment_session_id: session.id });
+      expect(payments.map((entry) => entry.canceled_at)).toEqual([null]);
+    });
+
+    it("a checkout retried while the job resends the key is refused: no payment for the order the job releases", async () => {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, 42);
+      const { orderId } = (await authorizeWithLostAnswer(payment, suite.state.sandbox!, session.id)).data;
+      const report = await jobWithResendHook(async () => {
+        await expect(payment.authorizePaymentSession(session.id, {})).rejects.toThrow(/being settled/);
+      });
+      expect(report.resolved).toContain(session.id);
+      expect(serviceOrder(orderId)?.status).toBe("Cancelled");
+      expect(await sessionData(session.id)).toMatchObject({ state: "canceled", resend_claimed_at: null });
+      expect(await payment.listPayments({ payment_session_id: session.id })).toEqual([]);
+    });
+
+    it("a webhook arriving while the job resends waits for it and is told nothing to do once the order is released", async () => {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, 43);
+      const succeeded = await authorizeWithLostAnswer(payment, suite.state.sandbox!, session.id);
+      let webhook: Promise<{ action: string }> | undefined;
+      const report = await jobWithResendHook(async () => {
+        webhook = deliverWebhook(payment, "purchase-auth_sync", succeeded, WEBHOOK_SECRET);
+      });
+      expect(report.resolved).toContain(session.id);
+      expect((await webhook)?.action).toBe("not_supported");
+      expect(serviceOrder(succeeded.data.orderId)?.status).toBe("Cancelled");
+      expect(await sessionData(session.id)).toMatchObject({ state: "canceled" });
+    });
+
+    it("the job releasing the order between the webhook's read and its write: the webhook does not authorize", async () => {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, 44);
+      const succeeded = await authorizeWithLostAnswer(payment, suite.state.sandbox!, session.id);
+      // The job runs right after the webhook's handler first read the session (unknown).
+      const sessions = (
+        payment as unknown as {
+          paymentSessionService_: { retrieve: (...args: unknown[]) => Promise<unknown> };
+        }
+      ).paymentSessionService_;
+      const retrieve = sessions.retrieve;
+      let report: Awaited<ReturnType<typeof reconcileUnknownOutcomes>> | undefined;
+      sessions.retrieve = async function (this: unknown, ...args: unknown[]) {
+        const read = await retrieve.apply(this, args);
+        if (!report && args[0] === session.id) {
+          report = await reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
+        }
+        return read;
+      };
+      let action: { action: string };
+      try {
+        action = await deliverWebhook(payment, "purchase-auth_sync", succeeded, WEBHOOK_SECRET);
+      } finally {
+        sessions.retrieve = retrieve;
+      }
+      expect(report?.resolved).toContain(session.id);
+      expect(serviceOrder(succeeded.data.orderId)?.status).toBe("Cancelled");
+      expect(action.action).toBe("not_supported");
+      expect(await sessionData(session.id)).toMatchObject({ state: "canceled" });
+      await expect(payment.authorizePaymentSession(session.id, {})).rejects.toThrow(/canceled/);
+      expect(await payment.listPayments({ payment_session_id: session.id })).toEqual([]);
+    });
+
+    it("an order released but not recorded (the session changed despite the claim) is an ERROR and a flag", async () => {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, 45);
+      await authorizeWithLostAnswer(payment, suite.state.sandbox!, session.id);
+      const pg = jobContainer(payment, medusaApp, logger).resolve("__pg_connection__") as {
+        raw(sql: string, bindings: unknown[]): Promise<unknown>;
+      };
+      const report = await jobWithResendHook(async () => {
+        // A writer that ignores the claim (one that held it past its time limit, say).
+        await pg.raw(
+          `update payment_session set data = data || '{"failure_reason":"someone else"}'::jsonb where id = ?`,
+          [session.id],
+        );
+      });
+      expect(report.flagged).toContain(session.id);
+      expect((await sessionData(session.id))?.review_reason).toMatch(/released the service's order/);
+      expect(
+        logLines.some(
+          (line) => line.level === "error" && line.message.includes(`${session.id} changed while`),
+        ),
+      ).toBe(true);
+    });
+  },
+});
