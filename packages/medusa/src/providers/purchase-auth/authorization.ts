@@ -10,7 +10,7 @@ import type { PurchaseAuthData } from "./session-data";
 export const MAX_SYNCHRONOUS_ATTEMPTS = 3;
 
 export type AuthorizationOutcome =
-  /** `sentAt`: when the key of the attempt that got this answer was first sent. */
+  /** `sentAt`: when the send that got this answer left (for a repeated key, the repeat). */
   | { kind: "done"; result: CreateAuthorizationResult; attempt: number; sentAt: Date }
   /** A definite answer that nothing was done; `attempt` is the last attempt made. */
   | { kind: "declined"; error: Error; reason: string | undefined; attempt: number }
@@ -72,8 +72,10 @@ export async function createAuthorization(
   firstSentAt?: Date,
 ): Promise<AuthorizationOutcome> {
   for (let attempt = firstAttempt; ; attempt++) {
-    // A repeated key was first sent earlier: the service created its authorization then.
-    const sentAt = attempt === firstAttempt && firstSentAt ? firstSentAt : new Date();
+    // When this send left. For a repeated key the service may have created its authorization at the
+    // first send or only now (the first send may never have reached it): counting an accepted
+    // attempt's schedule from now is never too early.
+    const sentAt = new Date();
     try {
       const result = await context.client.authorizations.create(request, {
         idempotencyKey: authorizeKey(context.options.idempotencyNamespace, sessionId, attempt),

@@ -123,8 +123,9 @@ async function claimedForCheckout(
 }
 
 /**
- * What an accepted (202) session records to know when its outcome is overdue: when the service
- * created the authorization and the schedule it was given (the options may change later).
+ * What an accepted (202) session records to know when its outcome is overdue: when the send answered
+ * 202 left (the service created the authorization no later) and the schedule it was given (the
+ * options may change later).
  */
 function acceptedAt(
   request: AuthorizationRequestInput,

@@ -52,9 +52,11 @@ export interface PurchaseAuthData {
    */
   authorize_first_sent_at: string | null;
   /**
-   * With state "pending_authorization" (accepted, 202): when the accepted attempt's key was first
-   * sent (ISO 8601), i.e. when the service created the authorization and starts its schedule.
-   * Null in sessions accepted before it was recorded.
+   * With state "pending_authorization" (accepted, 202): when the send answered 202 left (ISO 8601).
+   * The service created the authorization, and started its schedule, no later than that: at that
+   * send, or at an earlier send of the same key (a repeat after an unknown outcome, up to the
+   * service's hour later; the first send may never have reached it). The schedule counted from here
+   * is never earlier than the service's. Null in sessions accepted before it was recorded.
    */
   authorize_sent_at: string | null;
   /**
