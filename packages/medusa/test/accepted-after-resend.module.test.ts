@@ -53,7 +53,7 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
         sandbox.clearFaults();
       }
       const [unknown] = await payment.listPaymentSessions({ id: session.id });
-      const firstSentAt = (unknown?.data as { authorize_first_sent_at: string }).authorize_first_sent_at;
+      const firstSentAt = String(unknown?.data?.authorize_first_sent_at);
       expect(unknown?.data).toMatchObject({ state: "unknown", authorize_attempt: 1 });
       // The resend leaves strictly after the first send's millisecond.
       while (Date.now() <= Date.parse(firstSentAt)) await new Promise((done) => setImmediate(done));
