@@ -1,7 +1,14 @@
 import { MedusaError } from "@medusajs/framework/utils";
 import { isPurchaseAuthProviderId } from "./provider-ids";
 import { type PurchaseAuthData, readData } from "./session-data";
-import { claimResend, type Knex, mergeLocked, type ResendClaimant, ResendClaimedError } from "./session-sql";
+import {
+  claimResend,
+  type Knex,
+  mergeLocked,
+  paidOtherwise,
+  type ResendClaimant,
+  ResendClaimedError,
+} from "./session-sql";
 
 /** How long a merge waits for the reconcile job to finish resending a session, and how often it looks. */
 const MERGE_WAIT_MS = 20_000;
@@ -122,6 +129,11 @@ export class PaymentModuleRecords {
   /** Claims the resend of an unknown attempt's key (see claimResend); false when it cannot be had. */
   async claimResend(sessionId: string, attempt: number, by: ResendClaimant): Promise<boolean> {
     return (await claimResend(this.#pg(), sessionId, attempt, by)) !== undefined;
+  }
+
+  /** True when the session's payment collection was paid by another session (see paidOtherwise). */
+  async paidOtherwise(sessionId: string): Promise<boolean> {
+    return await paidOtherwise(this.#pg(), sessionId);
   }
 
   #pg(): Knex {

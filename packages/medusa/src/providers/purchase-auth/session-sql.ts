@@ -108,3 +108,19 @@ export async function mergeLocked(
     return merged;
   });
 }
+
+/**
+ * True when the payment collection of session `sessionId` holds a live payment (not canceled) of
+ * another session: it was paid another way (say, after the session was flagged OUTCOME_OVERDUE), so a
+ * late success of this session would be a second payment.
+ */
+export async function paidOtherwise(knex: Knex, sessionId: string): Promise<boolean> {
+  const { rows } = await knex.raw(
+    `select p.id from payment p join payment_session s on s.payment_collection_id = p.payment_collection_id
+     where s.id = ? and p.payment_session_id is distinct from s.id
+       and p.canceled_at is null and p.deleted_at is null
+     limit 1`,
+    [sessionId],
+  );
+  return rows.length > 0;
+}

@@ -33,7 +33,8 @@ export function verifiedEvent(context: ProviderContext, payload: Payload): Webho
  * Medusa's part of a webhook: authorization.succeeded → authorized (captured for Auto),
  * authorization.failed → failed, with the order id or reason first written to the session's data
  * (Medusa's payment workflow reads only that). A success for a session whose Medusa order was
- * canceled meanwhile is voided at the service (cancelled, or refunded if the service captured) and
+ * canceled meanwhile, or whose payment collection was paid by another session (a second payment
+ * otherwise), is voided at the service (cancelled, or refunded if the service captured) and
  * recorded on the session, and Medusa is told nothing to do. A session the reconcile job flagged
  * OUTCOME_OVERDUE is not skipped: the outcome it waited for clears the flag. The data is merged
  * with the session's row locked (a state only moves forward; while the reconcile job resends the
@@ -52,13 +53,10 @@ export async function webhookActionAndData(
   if (!outcome.sessionId) return { action: outcome.action };
   const current = await context.records.sessionData(outcome.sessionId);
   if (event.type === "authorization.succeeded") {
-    if (current?.medusa_canceled_at || current?.state === "canceled") {
-      const order = await releaseAll(
-        context,
-        event.data.orderId,
-        outcome.sessionId,
-        "its Medusa order was canceled",
-      );
+    const canceled = !!current?.medusa_canceled_at || current?.state === "canceled";
+    if (canceled || (current && (await context.records.paidOtherwise(outcome.sessionId)))) {
+      const why = canceled ? "its Medusa order was canceled" : "its payment collection was paid another way";
+      const order = await releaseAll(context, event.data.orderId, outcome.sessionId, why);
       await context.records.mergeSessionData(outcome.sessionId, {
         ...dataWithOrder(current, order),
         ...answeredReview(current),
@@ -66,7 +64,7 @@ export async function webhookActionAndData(
         failure_reason: null,
       });
       context.logger?.warn(
-        `purchase-auth: authorization ${event.data.authorizationId} succeeded after payment session ${outcome.sessionId}'s order was canceled in Medusa; the service's order ${order.orderId} was voided (${order.status})`,
+        `purchase-auth: authorization ${event.data.authorizationId} of payment session ${outcome.sessionId} succeeded after ${why}; the service's order ${order.orderId} was voided (${order.status})`,
       );
       return { action: PaymentActions.NOT_SUPPORTED };
     }
