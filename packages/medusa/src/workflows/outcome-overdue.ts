@@ -42,7 +42,7 @@ export async function flagOverdueOutcomes(
     flagged.push(session.id);
     const authorizationId = readData(session.data ?? undefined).authorization_id;
     logger.error(
-      `purchase-auth: payment session ${session.id} needs review: ${OUTCOME_OVERDUE}: the service accepted its authorization${authorizationId ? ` ${authorizationId}` : ""}, but no webhook told the outcome by ${new Date(overdueAt).toISOString()} (deliveries may have been lost); its order awaits payment. Ask the service about the authorization, then settle the order by hand; a webhook that still arrives moves the session on.`,
+      `purchase-auth: payment session ${session.id} needs review: ${OUTCOME_OVERDUE}: the service accepted its authorization${authorizationId ? ` ${authorizationId}` : ""}, but no webhook told the outcome by ${new Date(overdueAt).toISOString()} (deliveries may have been lost); Medusa records no payment for it (its order awaits payment, or its cart never completed). Ask the service about the authorization, and have it cancelled there before taking another payment; a webhook that still arrives moves the session on (its order is released if the payment collection was paid another way meanwhile).`,
     );
   }
   return flagged;

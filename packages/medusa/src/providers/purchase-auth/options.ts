@@ -63,7 +63,7 @@ export interface PurchaseAuthProviderOptions {
   /**
    * How long, in ms, a payment session the service accepted (202) may go without news of its
    * outcome after its last scheduled attempt before the reconcile job flags it for review
-   * (OUTCOME_OVERDUE). Default 86,400,000 (a day); 1,000 to 2,592,000,000 (30 days).
+   * (OUTCOME_OVERDUE). Default 86,400,000 (a day); 3,600,000 (an hour) to 2,592,000,000 (30 days).
    */
   outcomeGraceMs?: number;
 }
