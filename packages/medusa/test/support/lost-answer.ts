@@ -61,14 +61,14 @@ type Raw = (sql: string, bindings?: unknown[]) => Promise<unknown>;
  */
 export function withStatementHook(
   container: MedusaContainer,
-  before: (sql: string) => Promise<void>,
+  before: (sql: string, bindings: unknown[]) => Promise<void>,
 ): MedusaContainer {
   const pg = container.resolve(ContainerRegistrationKeys.PG_CONNECTION) as unknown as { raw: Raw };
   const hooked = new Proxy(pg, {
     get(target, key, receiver) {
       if (key !== "raw") return Reflect.get(target, key, receiver);
       return async (sql: string, bindings?: unknown[]) => {
-        await before(sql);
+        await before(sql, bindings ?? []);
         return await target.raw(sql, bindings);
       };
     },

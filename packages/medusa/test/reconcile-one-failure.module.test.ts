@@ -1,0 +1,65 @@
+import type { IPaymentModuleService } from "@medusajs/framework/types";
+import { Modules } from "@medusajs/framework/utils";
+import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
+import { authorizeWithLostAnswer, withStatementHook } from "./support/lost-answer";
+import { moduleSandbox } from "./support/module-suite";
+import { paymentModuleFolder } from "./support/payment-module";
+import { jobContainer, orderLinkTable } from "./support/reconcile-job";
+import { recordingLogger } from "./support/recording-logger";
+
+// One session's failing statement must not abort the reconcile run: the others are still settled.
+
+const DB_NAME = "purchase-auth-medusa-reconcile-one-failure";
+const WEBHOOK_SECRET = "whsec-one-failure";
+const SYNC = "pp_purchase-auth_sync";
+const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
+const { logger, lines: logLines } = recordingLogger();
+
+beforeAll(async () => {
+  await suite.start();
+});
+
+afterAll(async () => {
+  await suite.state.sandbox?.close();
+});
+
+moduleIntegrationTestRunner<IPaymentModuleService>({
+  moduleName: Modules.PAYMENT,
+  resolve: paymentModuleFolder(),
+  dbName: DB_NAME,
+  injectedDependencies: { logger },
+  moduleOptions: {
+    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
+  },
+  testSuite: ({ service: payment, medusaApp }) => {
+    it("a statement failing for one session is logged at ERROR and the run settles the others", async () => {
+      await orderLinkTable(medusaApp);
+      const sandbox = suite.state.sandbox!;
+      const { session: failing } = await suite.openSession(payment, SYNC, 71);
+      const { session: fine } = await suite.openSession(payment, SYNC, 72);
+      await authorizeWithLostAnswer(payment, sandbox, failing.id);
+      await authorizeWithLostAnswer(payment, sandbox, fine.id);
+      const container = withStatementHook(jobContainer(payment, medusaApp, logger), async (sql, bindings) => {
+        if (sql.includes("order_payment_collection") && bindings.includes(failing.payment_collection_id)) {
+          throw new Error("canceling statement due to statement timeout");
+        }
+      });
+      const report = await reconcileUnknownOutcomes(container);
+      expect(report.resolved).toEqual([fine.id]);
+      expect(report.stillUnknown).toEqual([failing.id]);
+      expect(
+        logLines.some(
+          (line) =>
+            line.level === "error" &&
+            line.message.includes(failing.id) &&
+            line.message.includes("statement timeout"),
+        ),
+      ).toBe(true);
+      expect((await payment.listPaymentSessions({ id: failing.id }))[0]?.data).toMatchObject({
+        state: "unknown",
+      });
+    });
+  },
+});
