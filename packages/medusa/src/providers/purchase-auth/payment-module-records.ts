@@ -3,6 +3,7 @@ import { isPurchaseAuthProviderId } from "./provider-ids";
 import { type PurchaseAuthData, readData } from "./session-data";
 import {
   claimResend,
+  heldByNobody,
   type Knex,
   mergeLocked,
   paidOtherwise,
@@ -134,6 +135,11 @@ export class PaymentModuleRecords {
   /** True when the session's payment collection was paid by another session (see paidOtherwise). */
   async paidOtherwise(sessionId: string): Promise<boolean> {
     return await paidOtherwise(this.#pg(), sessionId);
+  }
+
+  /** True when no Medusa session or payment holds this authorization's order (see heldByNobody). */
+  async heldByNobody(sessionId: string, authorizationId: string, orderId: string): Promise<boolean> {
+    return await heldByNobody(this.#pg(), sessionId, authorizationId, orderId);
   }
 
   #pg(): Knex {

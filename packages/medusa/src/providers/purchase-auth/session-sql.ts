@@ -124,3 +124,29 @@ export async function paidOtherwise(knex: Knex, sessionId: string): Promise<bool
   );
   return rows.length > 0;
 }
+
+/**
+ * True when nothing in Medusa holds the service's order `orderId` of authorization
+ * `authorizationId`, sent for session `sessionId`: that session is gone (Medusa deletes a session
+ * it replaces, a pending (202) one included), no live session or payment records the authorization
+ * or its order, and no live payment was made from the session. Its success then is money nobody
+ * will capture or give back: release it.
+ */
+export async function heldByNobody(
+  knex: Knex,
+  sessionId: string,
+  authorizationId: string,
+  orderId: string,
+): Promise<boolean> {
+  const { rows } = await knex.raw(
+    `select
+       exists (select 1 from payment_session where id = ? and deleted_at is null) as session_live,
+       exists (select 1 from payment_session where deleted_at is null
+               and (data->>'authorization_id' = ? or data->>'order_id' = ?)) as held_by_session,
+       exists (select 1 from payment where deleted_at is null
+               and (payment_session_id = ? or data->>'authorization_id' = ? or data->>'order_id' = ?)) as held_by_payment`,
+    [sessionId, authorizationId, orderId, sessionId, authorizationId, orderId],
+  );
+  const row = rows[0] as { session_live: boolean; held_by_session: boolean; held_by_payment: boolean };
+  return !row.session_live && !row.held_by_session && !row.held_by_payment;
+}

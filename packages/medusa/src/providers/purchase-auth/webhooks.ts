@@ -35,7 +35,8 @@ export function verifiedEvent(context: ProviderContext, payload: Payload): Webho
  * (Medusa's payment workflow reads only that). A success for a session whose Medusa order was
  * canceled meanwhile, or whose payment collection was paid by another session (a second payment
  * otherwise), is voided at the service (cancelled, or refunded if the service captured) and
- * recorded on the session, and Medusa is told nothing to do. A session the reconcile job flagged
+ * recorded on the session, and Medusa is told nothing to do; so is a success for a session Medusa
+ * deleted (replaced while pending) that no live session or payment holds. A session the reconcile job flagged
  * OUTCOME_OVERDUE is not skipped: the outcome it waited for clears the flag. The data is merged
  * with the session's row locked (a state only moves forward; while the reconcile job resends the
  * session's key the merge waits for it), and the action is decided from what was written: a success
@@ -52,6 +53,10 @@ export async function webhookActionAndData(
   if (outcome.log) context.logger?.[outcome.log.level](outcome.log.message);
   if (!outcome.sessionId) return { action: outcome.action };
   const current = await context.records.sessionData(outcome.sessionId);
+  if (event.type === "authorization.succeeded" && !current) {
+    const released = await releasedIfHeldByNobody(context, event, outcome.sessionId);
+    if (released) return { action: PaymentActions.NOT_SUPPORTED };
+  }
   if (event.type === "authorization.succeeded") {
     const canceled = !!current?.medusa_canceled_at || current?.state === "canceled";
     if (canceled || (current && (await context.records.paidOtherwise(outcome.sessionId)))) {
@@ -96,6 +101,27 @@ export async function webhookActionAndData(
     }
   }
   return { action: outcome.action, data: { session_id: outcome.sessionId, amount: outcome.amount ?? "0" } };
+}
+
+/**
+ * A success for a session that is gone: Medusa deleted it (a pending (202) session is deleted when
+ * the shopper starts paying again, and the new session may pay too). Nobody would ever capture or
+ * release its order, so it is released (cancelled, what the service captured refunded; keys derive
+ * from the session, so a redelivery sends nothing twice), unless a live session or payment holds the
+ * authorization or its order. True when released.
+ */
+async function releasedIfHeldByNobody(
+  context: ProviderContext,
+  event: Extract<WebhookEvent, { type: "authorization.succeeded" }>,
+  sessionId: string,
+): Promise<boolean> {
+  const { authorizationId, orderId } = event.data;
+  if (!(await context.records.heldByNobody(sessionId, authorizationId, orderId))) return false;
+  const order = await releaseAll(context, orderId, sessionId, "its payment session was deleted");
+  context.logger?.warn(
+    `purchase-auth: authorization ${authorizationId} succeeded for payment session ${sessionId}, which Medusa deleted (replaced) and no payment holds; the service's order ${orderId} was released (${order.status}, captured ${order.capturedAmount}, refunded ${order.refundedAmount})`,
+  );
+  return true;
 }
 
 function headersOf(headers: Record<string, unknown>): Record<string, string | string[] | undefined> {
