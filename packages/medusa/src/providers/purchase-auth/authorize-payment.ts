@@ -4,7 +4,7 @@ import { type AuthorizationOutcome, authorizationRequest, createAuthorization } 
 import { describeReason } from "./errors";
 import { releaseAll } from "./order-operations";
 import { dataWithOrder, type ProviderContext } from "./provider-context";
-import { type PurchaseAuthData, scheduleOrNull } from "./session-data";
+import { laterState, type PurchaseAuthData, scheduleOrNull } from "./session-data";
 import { sessionStatusOfState } from "./status-mapping";
 
 /**
@@ -27,8 +27,10 @@ export async function authorizePayment(
   if (data.order_id && (data.state === "authorized" || data.state === "captured")) {
     return { status: sessionStatusOfState(data.state), data };
   }
-  if (data.state === "pending_authorization")
-    return { status: PaymentSessionStatus.PENDING_AUTHORIZATION, data };
+  if (data.state === "pending_authorization") {
+    const pending = { status: PaymentSessionStatus.PENDING_AUTHORIZATION, data };
+    return sessionId ? await withStoredSuccess(context, sessionId, pending) : pending;
+  }
   if (data.state === "canceled") {
     throw new MedusaError(
       MedusaError.Types.NOT_ALLOWED,
@@ -69,7 +71,8 @@ export async function authorizePayment(
   if (outcome.kind === "uncertain") {
     // Not a failure: the service may have authorized (even captured). Medusa stores the data of an
     // "error" answer, so the next authorizePayment (or deletePayment, or the reconciler) repeats it.
-    return { status: PaymentSessionStatus.ERROR, data: unknownData(data, sessionId, outcome) };
+    const uncertain = { status: PaymentSessionStatus.ERROR, data: unknownData(data, sessionId, outcome) };
+    return await withStoredSuccess(context, sessionId, uncertain);
   }
   const result = outcome.result;
   const authorized: PurchaseAuthData = {
@@ -81,13 +84,13 @@ export async function authorizePayment(
     authorize_first_sent_at: null,
   };
   if (!result.synchronous) {
-    return {
+    return await withStoredSuccess(context, sessionId, {
       status: PaymentSessionStatus.PENDING_AUTHORIZATION,
       data: { ...authorized, ...acceptedAt(request, outcome.sentAt), state: "pending_authorization" },
-    };
+    });
   }
   const captured = data.capture_mode === "Auto";
-  return {
+  return await withStoredSuccess(context, sessionId, {
     status: captured ? PaymentSessionStatus.CAPTURED : PaymentSessionStatus.AUTHORIZED,
     data: {
       ...authorized,
@@ -95,6 +98,41 @@ export async function authorizePayment(
       state: captured ? "captured" : "authorized",
       captured_amount: captured ? data.amount : "0.00",
       refunded_amount: "0.00",
+    },
+  });
+}
+
+type Authorized = { status: PaymentSessionStatus; data: PurchaseAuthData };
+
+/**
+ * Medusa writes the data authorizePayment returns over the session's, whatever was written while
+ * the service call was in flight: a webhook's success (202 answered, then the success merged before
+ * the answer got back) would be undone, its order id lost and no payment ever recorded. So the
+ * stored data is read again just before returning: a success it holds (authorized or captured, with
+ * an order id) wins when it is not behind the result (states only move forward).
+ */
+async function withStoredSuccess(
+  context: ProviderContext,
+  sessionId: string,
+  result: Authorized,
+): Promise<Authorized> {
+  const stored = await context.records.sessionData(sessionId);
+  if (!stored?.order_id || (stored.state !== "authorized" && stored.state !== "captured")) return result;
+  if (result.data.state && laterState(result.data.state, stored.state) !== stored.state) return result;
+  return {
+    status: sessionStatusOfState(stored.state),
+    data: {
+      ...result.data,
+      authorization_id: stored.authorization_id ?? result.data.authorization_id,
+      order_id: stored.order_id,
+      state: stored.state,
+      captured_amount: stored.captured_amount ?? result.data.captured_amount,
+      refunded_amount: stored.refunded_amount ?? result.data.refunded_amount,
+      service_status: stored.service_status ?? result.data.service_status,
+      failure_reason: null,
+      review_reason: stored.review_reason,
+      authorize_attempt: null,
+      authorize_first_sent_at: null,
     },
   };
 }
