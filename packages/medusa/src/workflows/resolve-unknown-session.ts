@@ -30,7 +30,7 @@ export async function resolveOne(
   const claimed = await claimResend(knexOf(container), session.id, read.authorize_attempt ?? 1, JOB_CLAIM);
   if (!claimed) {
     logger.info(
-      `purchase-auth: payment session ${session.id} is no longer unknown on attempt ${read.authorize_attempt ?? 1}, or a checkout is resending it now; the reconcile job leaves it`,
+      `purchase-auth: payment session ${session.id} is no longer unknown on attempt ${read.authorize_attempt ?? 1}, has a payment in Medusa, or a checkout is resending it now; the reconcile job leaves it`,
     );
     return;
   }

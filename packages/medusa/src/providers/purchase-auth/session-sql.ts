@@ -25,7 +25,9 @@ export const JOB_CLAIM: ResendClaimant = "reconcile job";
 
 /**
  * Claims the right to send the key of attempt `attempt` of session `sessionId` again, in one
- * statement: only while the session is still `unknown` on that attempt and nobody holds a live claim.
+ * statement: only while the session is still `unknown` on that attempt, nobody holds a live claim,
+ * and Medusa has no live payment of the session (its data may read `unknown` when a checkout's
+ * result was written over a success: the order Medusa recorded as paid must never be released).
  * Returns the session's data as claimed (to compare the caller's later write against), or undefined
  * when the session moved on or someone else resends it now: then the caller must not send.
  */
@@ -43,6 +45,7 @@ export async function claimResend(
      where id = ? and deleted_at is null and data->>'state' = 'unknown'
        and coalesce(data->>'authorize_attempt', '1') = ?
        and (data->>'resend_claimed_at' is null or (data->>'resend_claimed_at')::timestamptz <= ?::timestamptz)
+       and not exists (select 1 from payment p where p.payment_session_id = payment_session.id and p.deleted_at is null)
      returning data`,
     [
       at.toISOString(),
