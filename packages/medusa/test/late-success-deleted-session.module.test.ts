@@ -17,6 +17,7 @@ import { recordingLogger } from "./support/recording-logger";
 const DB_NAME = "purchase-auth-medusa-late-success-deleted";
 const WEBHOOK_SECRET = "whsec-late-deleted";
 const ASYNC = "pp_purchase-auth_async";
+const ASYNC_AUTO = "pp_purchase-auth_async-auto";
 const SYNC = "pp_purchase-auth_sync";
 const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
 const { logger, lines } = recordingLogger();
@@ -39,15 +40,16 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
   moduleOptions: {
     providers: [
       suite.providerConfig("async", { attemptSchedule: "asap", maxRetries: 0 }),
+      suite.providerConfig("async-auto", { attemptSchedule: "asap", maxRetries: 0, captureMode: "Auto" }),
       suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 }),
     ],
   },
   testSuite: ({ service: payment }) => {
     const serviceOrder = (id: string) => suite.state.sandbox!.orders().find((order) => order.orderId === id);
 
-    async function acceptedWithSuccess(amount: number) {
+    async function acceptedWithSuccess(amount: number, provider = ASYNC) {
       const sandbox = suite.state.sandbox!;
-      const { session } = await suite.openSession(payment, ASYNC, amount);
+      const { session } = await suite.openSession(payment, provider, amount);
       expect(await payment.authorizePaymentSession(session.id, {})).toBeNull();
       await sandbox.settle();
       const succeeded = sandbox
@@ -117,6 +119,18 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       );
       const [after] = await payment.listPaymentSessions({ id: live.id });
       expect(after?.data).toMatchObject({ state: "authorized", order_id: succeeded.data.orderId });
+    });
+
+    it("a success captured by the service (Auto) for a deleted session is refunded in full", async () => {
+      const { session: replaced, succeeded } = await acceptedWithSuccess(83, ASYNC_AUTO);
+      expect((succeeded.data as { captureMode?: string }).captureMode).toBe("Auto");
+      await payment.deletePaymentSession(replaced.id);
+      const action = await deliverWebhook(payment, "purchase-auth_async-auto", succeeded, WEBHOOK_SECRET);
+      expect(action.action).toBe("not_supported");
+      expect(serviceOrder(succeeded.data.orderId)).toMatchObject({
+        capturedAmount: "83.00",
+        refundedAmount: "83.00",
+      });
     });
   },
 });
