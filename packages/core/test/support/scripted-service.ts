@@ -54,6 +54,8 @@ export class ScriptedService {
   tokenHangMs = 0;
   /** Token requests answered so far (a hanging one counts once its answer is written). */
   tokensAnswered = 0;
+  /** Token requests received and not answered yet. */
+  tokensPending = 0;
   #script: ScriptedAttempt[] = [];
   #server: Server;
   #hangMs: number;
@@ -84,7 +86,9 @@ export class ScriptedService {
     req.on("end", () => {
       if (req.url?.endsWith("/token")) {
         const token = { token_type: "Bearer", expires_in: 3600, ext_expires_in: 3600, access_token: "t" };
+        this.tokensPending++;
         setTimeout(() => {
+          this.tokensPending--;
           this.tokensAnswered++;
           json(res, 200, token);
         }, this.tokenHangMs);
