@@ -1,10 +1,7 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
-import { Modules } from "@medusajs/framework/utils";
-import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleFolder } from "./support/payment-module";
+import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
 import { recordingLogger } from "./support/recording-logger";
 
@@ -19,25 +16,16 @@ const ASYNC = "pp_purchase-auth_async";
 const suite = moduleSandbox(DB_NAME, "whsec-accepted-after-resend");
 const { logger } = recordingLogger();
 
-beforeAll(async () => {
-  await suite.start();
-});
-
-afterAll(async () => {
-  await suite.state.sandbox?.close();
-});
-
-moduleIntegrationTestRunner<IPaymentModuleService>({
-  moduleName: Modules.PAYMENT,
-  resolve: paymentModuleFolder(),
-  dbName: DB_NAME,
-  injectedDependencies: { logger },
-  moduleOptions: {
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
     providers: [
       suite.providerConfig("async", { attemptSchedule: { relative: ["00.01:00:00"] }, maxRetries: 0 }),
     ],
   },
-  testSuite: ({ service: payment, medusaApp }) => {
+  ({ payment, medusaApp }) => {
     it("an authorization accepted at a resend counts its schedule from the resend, not the first send", async () => {
       await orderLinkTable(medusaApp);
       const sandbox = suite.state.sandbox!;
@@ -67,4 +55,4 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       expect(Date.parse(data.authorize_sent_at)).toBeGreaterThanOrEqual(resentNoEarlierThan);
     });
   },
-});
+);

@@ -1,9 +1,6 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
-import { Modules } from "@medusajs/framework/utils";
-import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleFolder } from "./support/payment-module";
+import { paymentModuleTests } from "./support/payment-module-tests";
 
 // Regression tests for two defects found by a merchant trial (issue 13), on the payment module with
 // the provider, real PostgreSQL and the sandbox over HTTP.
@@ -12,20 +9,10 @@ const DB_NAME = "purchase-auth-medusa-amounts";
 const MANUAL = "pp_purchase-auth_manual";
 const suite = moduleSandbox(DB_NAME, "whsec-amounts");
 
-beforeAll(async () => {
-  await suite.start();
-});
-
-afterAll(async () => {
-  await suite.state.sandbox?.close();
-});
-
-moduleIntegrationTestRunner<IPaymentModuleService>({
-  moduleName: Modules.PAYMENT,
-  resolve: paymentModuleFolder(),
-  dbName: DB_NAME,
-  moduleOptions: { providers: [suite.providerConfig("manual", {})] },
-  testSuite: ({ service: payment }) => {
+paymentModuleTests(
+  suite,
+  { dbName: DB_NAME, providers: [suite.providerConfig("manual", {})] },
+  ({ payment }) => {
     const orderOf = (orderId: unknown) => suite.state.sandbox!.orders().find((o) => o.orderId === orderId);
     async function authorize(sessionId: string) {
       const authorized = await payment.authorizePaymentSession(sessionId, {});
@@ -68,4 +55,4 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       expect(suite.state.sandbox!.authorizations({ customerToken: token })).toHaveLength(1);
     });
   },
-});
+);

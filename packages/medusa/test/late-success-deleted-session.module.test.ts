@@ -1,11 +1,9 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
-import { Modules } from "@medusajs/framework/utils";
-import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
 import type { WebhookEvent } from "@purchase-auth/core";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { deliverWebhook } from "./support/lost-answer";
 import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleFolder, storeCustomerToken } from "./support/payment-module";
+import { storeCustomerToken } from "./support/payment-module";
+import { paymentModuleTests } from "./support/payment-module-tests";
 import { recordingLogger } from "./support/recording-logger";
 
 // Medusa deletes a payment session it replaces (the shopper initiates payment again), a pending
@@ -22,29 +20,20 @@ const SYNC = "pp_purchase-auth_sync";
 const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
 const { logger, lines } = recordingLogger();
 
-beforeAll(async () => {
-  await suite.start();
-});
-
-afterAll(async () => {
-  await suite.state.sandbox?.close();
-});
-
 type Succeeded = WebhookEvent & { data: { orderId: string; authorizationId: string } };
 
-moduleIntegrationTestRunner<IPaymentModuleService>({
-  moduleName: Modules.PAYMENT,
-  resolve: paymentModuleFolder(),
-  dbName: DB_NAME,
-  injectedDependencies: { logger },
-  moduleOptions: {
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
     providers: [
       suite.providerConfig("async", { attemptSchedule: "asap", maxRetries: 0 }),
       suite.providerConfig("async-auto", { attemptSchedule: "asap", maxRetries: 0, captureMode: "Auto" }),
       suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 }),
     ],
   },
-  testSuite: ({ service: payment }) => {
+  ({ payment }) => {
     const serviceOrder = (id: string) => suite.state.sandbox!.orders().find((order) => order.orderId === id);
 
     async function acceptedWithSuccess(amount: number, provider = ASYNC) {
@@ -133,4 +122,4 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       });
     });
   },
-});
+);

@@ -1,10 +1,8 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
-import { Modules } from "@medusajs/framework/utils";
-import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { deliverWebhook } from "./support/lost-answer";
 import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleFolder, storeCustomerToken } from "./support/payment-module";
+import { storeCustomerToken } from "./support/payment-module";
+import { paymentModuleTests } from "./support/payment-module-tests";
 import { recordingLogger } from "./support/recording-logger";
 
 // An accepted (202) authorization whose webhooks were lost is flagged for review; the operator may
@@ -18,26 +16,17 @@ const SYNC = "pp_purchase-auth_sync";
 const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
 const { logger } = recordingLogger();
 
-beforeAll(async () => {
-  await suite.start();
-});
-
-afterAll(async () => {
-  await suite.state.sandbox?.close();
-});
-
-moduleIntegrationTestRunner<IPaymentModuleService>({
-  moduleName: Modules.PAYMENT,
-  resolve: paymentModuleFolder(),
-  dbName: DB_NAME,
-  injectedDependencies: { logger },
-  moduleOptions: {
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
     providers: [
       suite.providerConfig("async", { attemptSchedule: "asap", maxRetries: 0 }),
       suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 }),
     ],
   },
-  testSuite: ({ service: payment }) => {
+  ({ payment }) => {
     it("a late success for a collection paid by another session releases its order instead of paying twice", async () => {
       const sandbox = suite.state.sandbox!;
       const { session: late } = await suite.openSession(payment, ASYNC, 61);
@@ -78,4 +67,4 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       expect(await payment.listPayments({ payment_session_id: late.id })).toEqual([]);
     });
   },
-});
+);

@@ -1,11 +1,8 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
-import { Modules } from "@medusajs/framework/utils";
-import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
 import { signWebhook } from "@purchase-auth/core";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleFolder } from "./support/payment-module";
+import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer } from "./support/reconcile-job";
 import { recordingLogger } from "./support/recording-logger";
 
@@ -29,25 +26,16 @@ const { logger, lines: logLines } = recordingLogger();
 const errorsNaming = (sessionId: string) =>
   logLines.filter((line) => line.level === "error" && line.message.includes(sessionId));
 
-beforeAll(async () => {
-  await suite.start();
-});
-
-afterAll(async () => {
-  await suite.state.sandbox?.close();
-});
-
-moduleIntegrationTestRunner<IPaymentModuleService>({
-  moduleName: Modules.PAYMENT,
-  resolve: paymentModuleFolder(),
-  dbName: DB_NAME,
-  moduleOptions: {
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
     providers: [
       suite.providerConfig("scheduled", { attemptSchedule: SCHEDULE, outcomeGraceMs: HOUR }),
       suite.providerConfig("async", { attemptSchedule: "asap" }),
     ],
   },
-  testSuite: ({ service: payment, medusaApp }) => {
+  ({ payment, medusaApp }) => {
     const reconcileAt = (at: number) =>
       reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger), new Date(at));
 
@@ -165,4 +153,4 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       expect((await sessionNow(session.id)).session.data).toMatchObject({ review_reason: "OUTCOME_OVERDUE" });
     });
   },
-});
+);

@@ -1,12 +1,9 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
-import { Modules } from "@medusajs/framework/utils";
-import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
 import { signWebhook } from "@purchase-auth/core";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { PurchaseAuthProviderService } from "../src/providers/purchase-auth/service";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { moduleSandbox, providerOf } from "./support/module-suite";
-import { paymentModuleFolder } from "./support/payment-module";
+import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
 import { recordingLogger } from "./support/recording-logger";
 
@@ -24,23 +21,14 @@ const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
 
 const { logger } = recordingLogger();
 
-beforeAll(async () => {
-  await suite.start();
-});
-
-afterAll(async () => {
-  await suite.state.sandbox?.close();
-});
-
-moduleIntegrationTestRunner<IPaymentModuleService>({
-  moduleName: Modules.PAYMENT,
-  resolve: paymentModuleFolder(),
-  dbName: DB_NAME,
-  injectedDependencies: { logger },
-  moduleOptions: {
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
     providers: [suite.providerConfig("async", { attemptSchedule: "asap", maxRetries: 0 })],
   },
-  testSuite: ({ service: payment, medusaApp }) => {
+  ({ payment, medusaApp }) => {
     it("a webhook processed while the job resends the key is kept: the job does not write over it", async () => {
       await orderLinkTable(medusaApp);
       const sandbox = suite.state.sandbox!;
@@ -117,4 +105,4 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       });
     });
   },
-});
+);

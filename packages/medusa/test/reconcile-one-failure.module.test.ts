@@ -1,11 +1,8 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
-import { Modules } from "@medusajs/framework/utils";
-import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { authorizeWithLostAnswer, withStatementHook } from "./support/lost-answer";
 import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleFolder } from "./support/payment-module";
+import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
 import { recordingLogger } from "./support/recording-logger";
 
@@ -17,23 +14,14 @@ const SYNC = "pp_purchase-auth_sync";
 const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
 const { logger, lines: logLines } = recordingLogger();
 
-beforeAll(async () => {
-  await suite.start();
-});
-
-afterAll(async () => {
-  await suite.state.sandbox?.close();
-});
-
-moduleIntegrationTestRunner<IPaymentModuleService>({
-  moduleName: Modules.PAYMENT,
-  resolve: paymentModuleFolder(),
-  dbName: DB_NAME,
-  injectedDependencies: { logger },
-  moduleOptions: {
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
     providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
   },
-  testSuite: ({ service: payment, medusaApp }) => {
+  ({ payment, medusaApp }) => {
     it("a statement failing for one session is logged at ERROR and the run settles the others", async () => {
       await orderLinkTable(medusaApp);
       const sandbox = suite.state.sandbox!;
@@ -62,4 +50,4 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       });
     });
   },
-});
+);

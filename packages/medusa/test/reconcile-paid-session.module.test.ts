@@ -1,10 +1,8 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
-import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import { expect, it } from "vitest";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleFolder } from "./support/payment-module";
+import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
 import { recordingLogger } from "./support/recording-logger";
 
@@ -19,23 +17,14 @@ const SYNC = "pp_purchase-auth_sync";
 const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
 const { logger } = recordingLogger();
 
-beforeAll(async () => {
-  await suite.start();
-});
-
-afterAll(async () => {
-  await suite.state.sandbox?.close();
-});
-
-moduleIntegrationTestRunner<IPaymentModuleService>({
-  moduleName: Modules.PAYMENT,
-  resolve: paymentModuleFolder(),
-  dbName: DB_NAME,
-  injectedDependencies: { logger },
-  moduleOptions: {
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
     providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
   },
-  testSuite: ({ service: payment, medusaApp }) => {
+  ({ payment, medusaApp }) => {
     it("the job neither resends nor releases an unknown session that has a live Medusa payment", async () => {
       await orderLinkTable(medusaApp);
       const sandbox = suite.state.sandbox!;
@@ -65,4 +54,4 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       expect(payments[0]?.canceled_at ?? null).toBeNull();
     });
   },
-});
+);

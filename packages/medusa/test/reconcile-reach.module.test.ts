@@ -1,10 +1,7 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
-import { Modules } from "@medusajs/framework/utils";
-import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleFolder } from "./support/payment-module";
+import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
 import { recordingLogger } from "./support/recording-logger";
 
@@ -23,21 +20,10 @@ const suite = moduleSandbox(DB_NAME, "whsec-reconcile-reach");
 
 const { logger } = recordingLogger();
 
-beforeAll(async () => {
-  await suite.start();
-});
-
-afterAll(async () => {
-  await suite.state.sandbox?.close();
-});
-
-moduleIntegrationTestRunner<IPaymentModuleService>({
-  moduleName: Modules.PAYMENT,
-  resolve: paymentModuleFolder(),
-  dbName: DB_NAME,
-  injectedDependencies: { logger },
-  moduleOptions: { providers: [suite.providerConfig("fast", { maxRetries: 0 })] },
-  testSuite: ({ service: payment, medusaApp }) => {
+paymentModuleTests(
+  suite,
+  { dbName: DB_NAME, logger, providers: [suite.providerConfig("fast", { maxRetries: 0 })] },
+  ({ payment, medusaApp }) => {
     const job = () => jobContainer(payment, medusaApp, logger);
 
     /** `count` sessions whose authorization the service committed but whose answer was lost. */
@@ -128,7 +114,7 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       for (const { token } of waiting) expect(orderOf(token)).toMatchObject([{ status: "Cancelled" }]);
     });
   },
-});
+);
 
 function byId(a: Record<string, unknown> | undefined, b: Record<string, unknown> | undefined): number {
   return String(a?.session_id).localeCompare(String(b?.session_id));

@@ -1,12 +1,9 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
-import { Modules } from "@medusajs/framework/utils";
-import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { PurchaseAuthProviderService } from "../src/providers/purchase-auth/service";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { authorizeWithLostAnswer, deliverWebhook, withStatementHook } from "./support/lost-answer";
 import { moduleSandbox, providerOf } from "./support/module-suite";
-import { paymentModuleFolder } from "./support/payment-module";
+import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
 import { recordingLogger } from "./support/recording-logger";
 
@@ -22,23 +19,14 @@ const SYNC = "pp_purchase-auth_sync";
 const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
 const { logger, lines: logLines } = recordingLogger();
 
-beforeAll(async () => {
-  await suite.start();
-});
-
-afterAll(async () => {
-  await suite.state.sandbox?.close();
-});
-
-moduleIntegrationTestRunner<IPaymentModuleService>({
-  moduleName: Modules.PAYMENT,
-  resolve: paymentModuleFolder(),
-  dbName: DB_NAME,
-  injectedDependencies: { logger },
-  moduleOptions: {
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
     providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
   },
-  testSuite: ({ service: payment, medusaApp }) => {
+  ({ payment, medusaApp }) => {
     const serviceOrder = (orderId: string) =>
       suite.state.sandbox!.orders().find((order) => order.orderId === orderId);
     const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
@@ -165,4 +153,4 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       ).toBe(true);
     });
   },
-});
+);

@@ -1,11 +1,8 @@
-import type { IPaymentModuleService } from "@medusajs/framework/types";
-import { Modules } from "@medusajs/framework/utils";
-import { moduleIntegrationTestRunner } from "@medusajs/test-utils";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { PaymentModuleRecords } from "../src/providers/purchase-auth/payment-module-records";
 import { deliverWebhook } from "./support/lost-answer";
 import { moduleSandbox, providerOf } from "./support/module-suite";
-import { paymentModuleFolder } from "./support/payment-module";
+import { paymentModuleTests } from "./support/payment-module-tests";
 import { recordingLogger } from "./support/recording-logger";
 
 // Medusa writes the data authorizePayment returns over the session's. A webhook's success merged
@@ -19,23 +16,14 @@ const ASYNC = "pp_purchase-auth_async";
 const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
 const { logger } = recordingLogger();
 
-beforeAll(async () => {
-  await suite.start();
-});
-
-afterAll(async () => {
-  await suite.state.sandbox?.close();
-});
-
-moduleIntegrationTestRunner<IPaymentModuleService>({
-  moduleName: Modules.PAYMENT,
-  resolve: paymentModuleFolder(),
-  dbName: DB_NAME,
-  injectedDependencies: { logger },
-  moduleOptions: {
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
     providers: [suite.providerConfig("async", { attemptSchedule: "asap", maxRetries: 0 })],
   },
-  testSuite: ({ service: payment }) => {
+  ({ payment }) => {
     it("a success merged by the webhook while the checkout's 202 was on its way back is not overwritten", async () => {
       const sandbox = suite.state.sandbox!;
       const { session } = await suite.openSession(payment, ASYNC, 91);
@@ -89,4 +77,4 @@ moduleIntegrationTestRunner<IPaymentModuleService>({
       expect(payments[0]?.data).toMatchObject({ order_id: orderId });
     });
   },
-});
+);
