@@ -74,11 +74,13 @@ describe("retries with the same idempotency key", () => {
   });
 
   it("times out a slow attempt, retries while the first is still in progress, and charges once", async () => {
+    // Retries for up to ~3 s while the first attempt takes 300 ms: a loaded machine (CI runs every
+    // package's tests at once) can stretch 300 ms a long way, and the retries must outlast it.
     const shop = openShop(sandbox, {
       timeoutMs: 100,
-      maxRetries: 8,
-      retryBaseDelayMs: 50,
-      retryMaxDelayMs: 100,
+      maxRetries: 10,
+      retryBaseDelayMs: 100,
+      retryMaxDelayMs: 400,
     });
     sandbox.injectFault({ kind: "latency", match: CREATE, count: 1, latencyMs: 300 });
     const result = await shop.client.authorizations.create(chargeOf(shop));
