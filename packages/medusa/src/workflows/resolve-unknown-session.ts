@@ -2,10 +2,13 @@ import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData, writeData } from "../providers/purchase-auth/session-data";
-import { claimResend, JOB_CLAIM } from "../providers/purchase-auth/session-sql";
+import {
+  claimResend,
+  JOB_CLAIM,
+  replaceSessionDataIfUnchanged,
+} from "../providers/purchase-auth/session-sql";
 import { knexOf, type SessionRow } from "./lookups";
 import type { ReconcileReport } from "./reconcile";
-import { replaceSessionDataIfUnchanged } from "./session-writes";
 
 const UNCLAIMED = { resend_claimed_at: null, resend_claimed_by: null };
 
@@ -38,7 +41,7 @@ export async function resolveOne(
   try {
     resolution = await purchaseAuthProvider(container, session.provider_id).resolveUnknown(claimed, now);
   } catch (error) {
-    await replaceSessionDataIfUnchanged(container, session.id, claimed, { ...claimed, ...UNCLAIMED });
+    await replaceSessionDataIfUnchanged(knexOf(container), session.id, claimed, { ...claimed, ...UNCLAIMED });
     logger.warn(
       `purchase-auth: reconciling payment session ${session.id} failed: ${(error as Error).message}`,
     );
@@ -46,7 +49,7 @@ export async function resolveOne(
     return;
   }
   const data = writeData({ ...resolution.data, ...UNCLAIMED });
-  if (!(await replaceSessionDataIfUnchanged(container, session.id, claimed, data))) {
+  if (!(await replaceSessionDataIfUnchanged(knexOf(container), session.id, claimed, data))) {
     if (resolution.kind !== "released") {
       logger.warn(
         `purchase-auth: payment session ${session.id} changed while the reconcile job held its claim; what it learned (${resolution.kind}) is not written over it, the next run looks at it again if it is still unknown`,

@@ -153,3 +153,24 @@ export async function heldByNobody(
   const row = rows[0] as { session_live: boolean; held_by_session: boolean; held_by_payment: boolean };
   return !row.session_live && !row.held_by_session && !row.held_by_payment;
 }
+
+/**
+ * Replaces the data of payment session `sessionId` with `data`, in one statement, only while its
+ * stored data still equals `read` (what the caller read before its network call) and it is not
+ * deleted. True when written; false when anything changed it meanwhile (then nothing is written, and
+ * the caller reads it again later). `updated_at` becomes now, as with the module's update.
+ */
+export async function replaceSessionDataIfUnchanged(
+  knex: Knex,
+  sessionId: string,
+  read: Record<string, unknown> | null,
+  data: Record<string, unknown>,
+): Promise<boolean> {
+  const { rows } = await knex.raw(
+    `update payment_session set data = ?::jsonb, updated_at = now()
+     where id = ? and deleted_at is null and data is not distinct from ?::jsonb
+     returning id`,
+    [JSON.stringify(data), sessionId, read === null ? null : JSON.stringify(read)],
+  );
+  return rows.length > 0;
+}
