@@ -80,12 +80,39 @@ export class FifoMap<K, V> {
   }
 
   set(key: K, value: V): this {
+    const last = this.#keys.length - 1;
+    if (last >= this.#head && this.#keys[last] === key) {
+      // The newest key (a key taken, then its outcome stored): its place is known without a lookup.
+      this.#values[last] = value;
+      return this;
+    }
     const position = this.#positions.get(key);
     if (position !== undefined) {
       this.#values[position - this.#base] = value;
       return this;
     }
     this.#positions.set(key, this.#base + this.#keys.length);
+    this.#keys.push(key);
+    this.#values.push(value);
+    this.#compact();
+    return this;
+  }
+
+  /**
+   * `set` for a key the caller knows to be new (a fresh GUID, a key just looked up): one map write
+   * instead of a lookup and a write. A key that is present after all keeps its place, as with `set`.
+   */
+  add(key: K, value: V): this {
+    const positions = this.#positions;
+    const size = positions.size;
+    positions.set(key, this.#base + this.#keys.length);
+    if (positions.size === size) {
+      // The write above moved a present key's position: put it back (found by a scan, never expected).
+      const index = this.#keys.indexOf(key, this.#head);
+      positions.set(key, this.#base + index);
+      this.#values[index] = value;
+      return this;
+    }
     this.#keys.push(key);
     this.#values.push(value);
     this.#compact();

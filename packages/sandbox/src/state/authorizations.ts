@@ -53,7 +53,7 @@ export class AuthorizationStore {
   }
 
   add(record: AuthorizationRecord): AuthorizationRecord {
-    this.#records.set(record.authorizationId, record);
+    this.#records.add(record.authorizationId, record); // a fresh GUID
     this.#records.evictBeyond(this.#max);
     return record;
   }

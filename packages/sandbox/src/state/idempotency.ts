@@ -48,7 +48,7 @@ export class IdempotencyStore {
     this.#dropForgotten(now);
     const entry = this.#entries.get(scope);
     if (entry === undefined) {
-      this.#entries.set(scope, IN_PROGRESS_ENTRY);
+      this.#entries.add(scope, IN_PROGRESS_ENTRY); // just looked up: new
       if (this.#entries.size > this.#maxKeys) this.#dropOldest();
       return TAKEN;
     }

@@ -180,7 +180,7 @@ export class OrderStore {
   }
 
   add(order: OrderRecord): OrderRecord {
-    this.#orders.set(order.orderId, order);
+    this.#orders.add(order.orderId, order); // a fresh GUID
     this.#orders.evictBeyond(this.#max, this.#forgetExpiry);
     return order;
   }
