@@ -4,46 +4,45 @@ import type { ResolvedSandboxOptions } from "../options.js";
 import { errorResponse } from "./envelopes.js";
 import type { SandboxOutcome, SandboxRequest } from "./types.js";
 
-type ReadBody = { body: Buffer; tooLarge: boolean } | undefined;
+type ReadBody = { body: Buffer; tooLarge: boolean };
 
 const EMPTY = Buffer.alloc(0);
+const TOO_LARGE: ReadBody = Object.freeze({ body: EMPTY, tooLarge: true });
 const ignore = () => undefined;
 
 /**
  * Reads at most `maxBytes` of the body, then calls `done` once. Past the limit it stops collecting and
  * answers at once; node discards the rest of the upload after the response, so the connection stays
- * usable. undefined = the client went away. Callbacks, not a promise: this runs for every request.
+ * usable. A client that goes away before the end is never answered: `done` is not called, and no
+ * 'close' or 'error' listener is needed for that. Callbacks, not a promise: this runs for every request.
  */
 function readBody(request: IncomingMessage, maxBytes: number, done: (read: ReadBody) => void): void {
   const declared = Number(request.headers["content-length"]);
   if (declared > maxBytes) {
-    done({ body: EMPTY, tooLarge: true });
+    done(TOO_LARGE);
     return;
   }
   let chunks: Buffer[] | Buffer | undefined;
   let size = 0;
   let finished = false;
-  const finish = (result: ReadBody) => {
-    if (finished) return;
-    finished = true;
-    chunks = undefined;
-    done(result);
-  };
   request.on("data", (chunk: Buffer) => {
     if (finished) return;
     size += chunk.length;
-    if (size > maxBytes) finish({ body: EMPTY, tooLarge: true });
-    else if (chunks === undefined) chunks = chunk;
+    if (size > maxBytes) {
+      finished = true;
+      chunks = undefined;
+      done(TOO_LARGE);
+    } else if (chunks === undefined) chunks = chunk;
     else if (Array.isArray(chunks)) chunks.push(chunk);
     else chunks = [chunks, chunk];
   });
   request.on("end", () => {
+    if (finished) return;
+    finished = true;
     const body = chunks === undefined ? EMPTY : Array.isArray(chunks) ? Buffer.concat(chunks, size) : chunks;
-    finish({ body, tooLarge: false });
+    chunks = undefined;
+    done({ body, tooLarge: false });
   });
-  const gone = () => finish(undefined);
-  request.on("error", gone);
-  request.on("close", gone);
 }
 
 function write(response: ServerResponse, outcome: SandboxOutcome): number | undefined {
@@ -89,7 +88,6 @@ export function requestListener(options: ResolvedSandboxOptions, serve: Serve) {
       }
     };
     readBody(request, maxBodyBytes, (read) => {
-      if (read === undefined) return;
       let outcome: SandboxOutcome | Promise<SandboxOutcome>;
       try {
         outcome = serve({
