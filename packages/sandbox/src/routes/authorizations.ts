@@ -3,7 +3,7 @@ import type { SandboxContext } from "../context.js";
 import { newGuid } from "../core/ids.js";
 import { maxAttempts, planAttempts } from "../domain/attempt-plan.js";
 import type { AuthorizationProcessor } from "../domain/authorization-processor.js";
-import { errorResponse, reasonResponse, successResponse } from "../http/envelopes.js";
+import { authorizedResponse, errorResponse, reasonResponse, successResponse } from "../http/envelopes.js";
 import type { ApiResponse } from "../http/types.js";
 import { TOKEN_STATUS_REASONS } from "../state/customer-tokens.js";
 import { AUTHORIZATION_WALKED_ARRAYS, parseAuthorizationRequest } from "./bounded-validation.js";
@@ -73,7 +73,7 @@ function createAuthorization(
   if (plan.kind === "synchronous") {
     const result = processor.attemptSynchronously(auth);
     return result.ok
-      ? successResponse(200, { authorizationId: auth.authorizationId, orderId: result.order.orderId })
+      ? authorizedResponse(auth.authorizationId, result.order.orderId)
       : reasonResponse(422, result.reason);
   }
   processor.start(auth);
