@@ -28,9 +28,12 @@ export class AuthorizationProcessor {
     this.#schedule(auth, 1, attemptDueAt(auth.plan, 1, auth.createdAt, now));
   }
 
-  /** The single attempt of a preferSynchronous request, inside the HTTP call. No webhook on failure. */
-  attemptSynchronously(auth: AuthorizationRecord): AttemptResult {
-    return this.#attempt(auth, 1, true);
+  /**
+   * The single attempt of a preferSynchronous request, inside the HTTP call, at `now` (the request's
+   * reading of the clock). No webhook on failure.
+   */
+  attemptSynchronously(auth: AuthorizationRecord, now: number): AttemptResult {
+    return this.#attempt(auth, 1, true, now);
   }
 
   #schedule(auth: AuthorizationRecord, attempt: number, dueAt: number): void {
@@ -39,14 +42,17 @@ export class AuthorizationProcessor {
     this.#ctx.scheduler.schedule(dueAt, `attempt ${attempt} of ${authorizationId}`, () => {
       // Gone when reset or forgotten beyond maxStoredObjects; then there is nothing to attempt.
       const current = this.#ctx.authorizations.get(authorizationId);
-      if (current === auth && auth.status === "Scheduled") this.#attempt(auth, attempt, false);
+      if (current === auth && auth.status === "Scheduled") {
+        this.#attempt(auth, attempt, false, this.#ctx.clock.now());
+      }
     });
   }
 
-  #attempt(auth: AuthorizationRecord, attempt: number, synchronous: boolean): AttemptResult {
+  /** One attempt at `now`: its record, the order and the events of a success all carry that time. */
+  #attempt(auth: AuthorizationRecord, attempt: number, synchronous: boolean, now: number): AttemptResult {
     const verdict = judgeAttempt(this.#ctx.customerTokens.get(auth.customerToken), auth.totalCents);
-    this.#record(auth, attempt, verdict.reason, synchronous);
-    if (verdict.reason === undefined) return { ok: true, order: this.#succeed(auth, verdict.token) };
+    this.#record(auth, attempt, verdict.reason, synchronous, now);
+    if (verdict.reason === undefined) return { ok: true, order: this.#succeed(auth, verdict.token, now) };
     this.#fail(auth, attempt, verdict.reason, synchronous);
     return { ok: false, reason: verdict.reason };
   }
@@ -56,10 +62,11 @@ export class AuthorizationProcessor {
     attempt: number,
     reason: string | undefined,
     synchronous: boolean,
+    now: number,
   ): void {
     const ctx = this.#ctx;
     const { authorizationId, merchantId } = auth;
-    const at = ctx.clock.nowIso();
+    const at = ctx.clock.iso(now);
     // Two literals rather than a spread: the same keys in the same order, without a copy.
     const record: AttemptRecord =
       reason === undefined
@@ -104,9 +111,8 @@ export class AuthorizationProcessor {
     });
   }
 
-  #succeed(auth: AuthorizationRecord, token: CustomerTokenRecord): OrderRecord {
+  #succeed(auth: AuthorizationRecord, token: CustomerTokenRecord, now: number): OrderRecord {
     const ctx = this.#ctx;
-    const now = ctx.clock.now();
     if (token.fundsCents !== undefined) token.fundsCents -= auth.totalCents; // reserved for this order
 
     const order: OrderRecord = ctx.orders.add({
@@ -131,11 +137,19 @@ export class AuthorizationProcessor {
     auth.status = "Succeeded";
     auth.orderId = order.orderId;
 
-    ctx.webhooks.emitWith(auth.merchantId, "authorization.succeeded", succeededData, auth, order, undefined);
+    ctx.webhooks.emitWith(
+      auth.merchantId,
+      "authorization.succeeded",
+      succeededData,
+      auth,
+      order,
+      undefined,
+      now,
+    );
 
     if (auth.captureMode === "Auto") {
       captureOrder(order, undefined, { at: ctx.clock.iso(now) });
-      this.emitOrderEvent("order.captured", order, order.totalCents);
+      this.emitOrderEvent("order.captured", order, order.totalCents, now);
     } else {
       ctx.orders.awaitExpiry(order);
       this.#scheduleExpiryJob();
@@ -148,6 +162,7 @@ export class AuthorizationProcessor {
     type: "order.captured" | "order.refunded" | "order.cancelled",
     order: OrderRecord,
     amountCents: bigint,
+    at?: number,
   ): void {
     this.#ctx.webhooks.emitWith(
       order.merchantId,
@@ -156,6 +171,7 @@ export class AuthorizationProcessor {
       order,
       amountCents,
       orderStatus(order),
+      at,
     );
   }
 

@@ -115,11 +115,13 @@ export class ServicePipeline {
     const arrival = this.#arrivalFault(route, method, path);
     if (arrival !== undefined) return arrival;
 
-    const principal = this.#authenticate(request, path);
+    // One reading of the clock for the checks; the route reads it again after any latency wait.
+    const arrivedAt = this.#ctx.clock.now();
+    const principal = this.#authenticate(request, path, arrivedAt);
     if (!principal.ok) return principal.outcome;
     const body = this.#readBody(route, request);
     if (!body.ok) return body.outcome;
-    const key = this.#takeIdempotencyKey(route, request, principal.value, resource);
+    const key = this.#takeIdempotencyKey(route, request, principal.value, resource, arrivedAt);
     if (!key.ok) {
       const { outcome } = key;
       return outcome.kind === "replay" ? this.#afterCommit(outcome.response, method, path) : outcome;
@@ -156,14 +158,16 @@ export class ServicePipeline {
     method: string,
     path: string,
   ): SandboxOutcome | Promise<SandboxOutcome> {
+    // Reading the clock costs ~0.2 µs on a virtual machine; a create read it eight times.
+    const now = this.#ctx.clock.now();
     let response: ApiResponse;
     try {
-      response = route.handle(call);
+      response = route.handle(call, now);
     } catch (error) {
       if (scope !== undefined) this.#ctx.idempotency.release(scope);
       throw error;
     }
-    if (scope !== undefined) this.#ctx.idempotency.complete(scope, response, this.#ctx.clock.now());
+    if (scope !== undefined) this.#ctx.idempotency.complete(scope, response, now);
     return this.#afterCommit(response, method, path);
   }
 
@@ -188,13 +192,13 @@ export class ServicePipeline {
   }
 
   /** 401 for a missing, unknown, expired or revoked bearer token (error envelope, empty errors). */
-  #authenticate(request: SandboxRequest, path: string): Step<AccessToken> {
+  #authenticate(request: SandboxRequest, path: string, now: number): Step<AccessToken> {
     const ctx = this.#ctx;
     const bearer = bearerToken(headerValue(request, "authorization"));
     if (bearer !== undefined && ctx.faults.take(REVOKE_KINDS, request.method, path)) {
       ctx.accessTokens.revoke(bearer);
     }
-    const principal = bearer === undefined ? undefined : ctx.accessTokens.find(bearer, ctx.clock.now());
+    const principal = bearer === undefined ? undefined : ctx.accessTokens.find(bearer, now);
     if (principal !== undefined) return { ok: true, value: principal };
     const challenge = bearer === undefined ? "Bearer" : 'Bearer error="invalid_token"';
     return answer(errorResponse(401, [], { "www-authenticate": challenge }));
@@ -233,13 +237,14 @@ export class ServicePipeline {
     request: SandboxRequest,
     principal: AccessToken,
     resource: string,
+    now: number,
   ): Step<{ idempotencyKey: string | undefined; scope: string | undefined }, Replay> {
     const idempotencyKey = route.idempotent ? headerValue(request, IDEMPOTENCY_HEADER) : undefined;
     if (idempotencyKey === undefined) return { ok: true, value: { idempotencyKey, scope: undefined } };
     if (!isGuid(idempotencyKey)) return answer(reasonResponse(400, "IDEMPOTENCY_KEY_PARSING"));
 
     const scope = IdempotencyStore.scope(principal.merchantId, request.method, resource, idempotencyKey);
-    const lookup = this.#ctx.idempotency.begin(scope, this.#ctx.clock.now());
+    const lookup = this.#ctx.idempotency.begin(scope, now);
     switch (lookup.kind) {
       case "taken":
         return { ok: true, value: { idempotencyKey, scope } };

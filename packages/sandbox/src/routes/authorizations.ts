@@ -24,7 +24,7 @@ export function createAuthorizationRoute(
     body: "json",
     walkedArrays: AUTHORIZATION_WALKED_ARRAYS,
     idempotent: true,
-    handle: (call) => createAuthorization(ctx, processor, call),
+    handle: (call, now) => createAuthorization(ctx, processor, call, now),
   };
 }
 
@@ -32,6 +32,7 @@ function createAuthorization(
   ctx: SandboxContext,
   processor: AuthorizationProcessor,
   call: ServiceCall,
+  now: number,
 ): ApiResponse {
   const { checked, result: parsed } = parseAuthorizationRequest(call.body);
   if (!parsed.success) return validationFailure(parsed.error, checked);
@@ -61,7 +62,7 @@ function createAuthorization(
     idempotencyKey: call.idempotencyKey,
     plan,
     maxAttempts: maxAttempts(plan),
-    createdAt: ctx.clock.now(),
+    createdAt: now,
     status: "Scheduled",
     attempts: [],
     nextAttemptAt: undefined,
@@ -71,7 +72,7 @@ function createAuthorization(
   ctx.stats.authorizations++;
 
   if (plan.kind === "synchronous") {
-    const result = processor.attemptSynchronously(auth);
+    const result = processor.attemptSynchronously(auth, now);
     return result.ok
       ? authorizedResponse(auth.authorizationId, result.order.orderId)
       : reasonResponse(422, result.reason);

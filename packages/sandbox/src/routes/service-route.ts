@@ -21,5 +21,9 @@ export interface ServiceRoute {
   readonly walkedArrays?: ReadonlyMap<string, (value: unknown) => number>;
   /** Accepts Service-Idempotency-Key (the create call and the order writes). */
   readonly idempotent: boolean;
-  handle(call: ServiceCall): ApiResponse;
+  /**
+   * `now`: the virtual time read once for the route's work (a request runs within one reading, as
+   * it would within one millisecond), so the route need not read the clock again.
+   */
+  handle(call: ServiceCall, now: number): ApiResponse;
 }

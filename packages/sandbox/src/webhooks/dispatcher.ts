@@ -122,7 +122,8 @@ export class WebhookDispatcher {
 
   /**
    * `emit` with the data built by `build(source, a, b)` when the event is read or delivered (see
-   * EventHistory): `build` must read only values that do not change after this call.
+   * EventHistory): `build` must read only values that do not change after this call. `at`: the
+   * virtual time of the event when the caller has read the clock already, else now.
    */
   emitWith<T extends WebhookEventType, S, A, B>(
     merchantId: string,
@@ -131,8 +132,9 @@ export class WebhookDispatcher {
     source: S,
     a: A,
     b: B,
+    at?: number,
   ): void {
-    const index = this.#events.record(merchantId, type, this.#deps.clock.now(), build, source, a, b);
+    const index = this.#events.record(merchantId, type, at ?? this.#deps.clock.now(), build, source, a, b);
     this.#emitted++;
     const urls = this.#deps.webhooksOf(merchantId)?.urls ?? [];
     if (urls.length === 0) return;
