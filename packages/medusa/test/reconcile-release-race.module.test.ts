@@ -32,12 +32,20 @@ paymentModuleTests(
     const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
     const provider = () => providerOf(payment, SYNC) as unknown as PurchaseAuthProviderService;
 
-    /** Runs the job with `during` called from inside its resend (the claim held, the key not sent yet). */
-    async function jobWithResendHook(during: () => Promise<void>) {
+    /**
+     * Runs the job with `during` called from inside its resend, the claim held: before the key is sent
+     * again, or after the order it found was released (before the job writes what it learned).
+     */
+    async function jobWithResendHook(
+      during: () => Promise<void>,
+      when: "before sending" | "after the release" = "before sending",
+    ) {
       const resolveUnknown = provider().resolveUnknown;
       provider().resolveUnknown = async (...args) => {
-        await during();
-        return await resolveUnknown.apply(provider(), args);
+        if (when === "before sending") await during();
+        const resolution = await resolveUnknown.apply(provider(), args);
+        if (when === "after the release") await during();
+        return resolution;
       };
       try {
         return await reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
@@ -143,12 +151,35 @@ paymentModuleTests(
           `update payment_session set data = data || '{"failure_reason":"someone else"}'::jsonb where id = ?`,
           [session.id],
         );
-      });
+      }, "after the release");
       expect(report.flagged).toContain(session.id);
       expect((await sessionData(session.id))?.review_reason).toMatch(/released the service's order/);
       expect(
         logLines.some(
           (line) => line.level === "error" && line.message.includes(`${session.id} changed while`),
+        ),
+      ).toBe(true);
+    });
+
+    it("a session changed despite the claim before the release is recorded: nothing is released, the job leaves it", async () => {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, 46);
+      const { orderId } = (await authorizeWithLostAnswer(payment, suite.state.sandbox!, session.id)).data;
+      const pg = jobContainer(payment, medusaApp, logger).resolve("__pg_connection__") as {
+        raw(sql: string, bindings: unknown[]): Promise<unknown>;
+      };
+      const report = await jobWithResendHook(async () => {
+        await pg.raw(
+          `update payment_session set data = data || '{"failure_reason":"someone else"}'::jsonb where id = ?`,
+          [session.id],
+        );
+      });
+      expect(report.stillUnknown).toContain(session.id);
+      expect(serviceOrder(orderId)?.status).toBe("NotActivated");
+      expect(await sessionData(session.id)).toMatchObject({ state: "unknown", review_reason: null });
+      expect(
+        logLines.some(
+          (line) => line.level === "warn" && line.message.includes(`before it could record the release`),
         ),
       ).toBe(true);
     });

@@ -1,5 +1,6 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import { isReleasing, readData } from "../providers/purchase-auth/session-data";
 import { chargeStoredTokenWorkflow } from "./charge-stored-token";
 import { orderOfPaymentCollection, SESSION_PAGE_SIZE, unflaggedSessionsInState } from "./lookups";
 import { flagOverdueOutcomes } from "./outcome-overdue";
@@ -47,7 +48,11 @@ export async function reconcileUnknownOutcomes(
     // that failed to complete, the order is waiting for this very charge. Repeat it through the charge
     // workflow (same session, same key) so Medusa records the payment, instead of releasing it.
     try {
-      const orderId = await orderOfPaymentCollection(container, session.payment_collection_id);
+      // A session the job left releasing is only ever released (resolveOne), never charged again.
+      const releasing = isReleasing(readData(session.data ?? undefined));
+      const orderId = releasing
+        ? undefined
+        : await orderOfPaymentCollection(container, session.payment_collection_id);
       if (orderId !== undefined && (await chargedForOrder(container, orderId, session.id, report))) continue;
       await resolveOne(container, session, now, report);
     } catch (error) {

@@ -1,7 +1,13 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import type { UnknownResolution } from "../providers/purchase-auth/authorize-payment";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
-import { readData, writeData } from "../providers/purchase-auth/session-data";
+import {
+  isReleasing,
+  type PurchaseAuthData,
+  readData,
+  writeData,
+} from "../providers/purchase-auth/session-data";
 import {
   claimResend,
   JOB_CLAIM,
@@ -21,6 +27,11 @@ const UNCLAIMED = { resend_claimed_at: null, resend_claimed_by: null };
  * and a webhook does not change the state (session-sql.ts), so the job's final write, guarded on
  * the data it claimed, finds the session as it left it. Should it not (a claim held past its TTL)
  * after an order was released, that is logged at ERROR and the session flagged for review.
+ *
+ * Before an order found is released, the session is marked releasing (release_started_at, with
+ * one statement guarded on the claimed data; nothing is sent if that fails). A release whose answer
+ * is lost (or a crash before it is sent) leaves it so: no webhook or checkout authorizes it, and
+ * the next run repeats the release with the same keys instead of resending the authorization.
  */
 export async function resolveOne(
   container: MedusaContainer,
@@ -37,19 +48,38 @@ export async function resolveOne(
     );
     return;
   }
-  let resolution: Awaited<ReturnType<ReturnType<typeof purchaseAuthProvider>["resolveUnknown"]>>;
+  const provider = purchaseAuthProvider(container, session.provider_id);
+  // What the session holds as the job last wrote it: each guarded write compares against it.
+  let written: Record<string, unknown> = claimed;
+  const recordIntent = async (releasing: PurchaseAuthData) => {
+    const data = writeData(releasing);
+    if (!(await replaceSessionDataIfUnchanged(knexOf(container), session.id, written, data))) return false;
+    written = data;
+    return true;
+  };
+  let resolution: UnknownResolution;
   try {
-    resolution = await purchaseAuthProvider(container, session.provider_id).resolveUnknown(claimed, now);
+    resolution = isReleasing(readData(claimed))
+      ? await provider.finishRelease(claimed)
+      : await provider.resolveUnknown(claimed, now, recordIntent);
   } catch (error) {
-    await replaceSessionDataIfUnchanged(knexOf(container), session.id, claimed, { ...claimed, ...UNCLAIMED });
+    // The claim is given back; a session marked releasing stays so, for the next run.
+    await replaceSessionDataIfUnchanged(knexOf(container), session.id, written, { ...written, ...UNCLAIMED });
     logger.warn(
       `purchase-auth: reconciling payment session ${session.id} failed: ${(error as Error).message}`,
     );
     report.stillUnknown.push(session.id);
     return;
   }
+  if (resolution.kind === "changed") {
+    logger.warn(
+      `purchase-auth: payment session ${session.id} changed while the reconcile job held its claim, before it could record the release of the service's order ${resolution.data.order_id}; nothing was released, the next run looks at it again if it is still unknown`,
+    );
+    report.stillUnknown.push(session.id);
+    return;
+  }
   const data = writeData({ ...resolution.data, ...UNCLAIMED });
-  if (!(await replaceSessionDataIfUnchanged(knexOf(container), session.id, claimed, data))) {
+  if (!(await replaceSessionDataIfUnchanged(knexOf(container), session.id, written, data))) {
     if (resolution.kind !== "released") {
       logger.warn(
         `purchase-auth: payment session ${session.id} changed while the reconcile job held its claim; what it learned (${resolution.kind}) is not written over it, the next run looks at it again if it is still unknown`,

@@ -4,7 +4,7 @@ import { type AuthorizationOutcome, authorizationRequest, createAuthorization } 
 import { describeReason } from "./errors";
 import { releaseAll } from "./order-operations";
 import { dataWithOrder, type ProviderContext } from "./provider-context";
-import { laterState, type PurchaseAuthData, scheduleOrNull } from "./session-data";
+import { isReleasing, laterState, type PurchaseAuthData, scheduleOrNull } from "./session-data";
 import { sessionStatusOfState } from "./status-mapping";
 
 /**
@@ -31,7 +31,7 @@ export async function authorizePayment(
     const pending = { status: PaymentSessionStatus.PENDING_AUTHORIZATION, data };
     return sessionId ? await withStoredSuccess(context, sessionId, pending) : pending;
   }
-  if (data.state === "canceled") {
+  if (data.state === "canceled" || isReleasing(data)) {
     throw new MedusaError(
       MedusaError.Types.NOT_ALLOWED,
       "This payment was canceled; start a new payment session.",
@@ -206,6 +206,8 @@ export async function deletePayment(
   input: PurchaseAuthData,
 ): Promise<PurchaseAuthData> {
   let data = input;
+  // The reconcile job's release may have happened with its answer lost: repeat it (same keys).
+  if (isReleasing(data)) return (await finishRelease(context, data)).data;
   const wasUnknown = data.state === "unknown";
   if (wasUnknown) {
     const resolution = await resolveUnknownAuthorization(context, data);
@@ -240,20 +242,33 @@ export type UnknownResolution =
   | { kind: "declined"; data: PurchaseAuthData }
   /** The service authorized: its order was released (Medusa never completed the cart on it). */
   | { kind: "released"; data: PurchaseAuthData }
+  /** The service authorized, but the release could not be recorded first (the session changed): nothing sent. */
+  | { kind: "changed"; data: PurchaseAuthData }
   /** Accepted (202): the webhook will tell. */
   | { kind: "pending"; data: PurchaseAuthData }
   /** Still unknown; `data.review_reason` is set once the key is too old to send again. */
   | { kind: "still_unknown"; data: PurchaseAuthData };
 
 /**
+ * Records that the release of `releasing.order_id` is about to be sent (one guarded write); false
+ * when the session changed since it was read, and then nothing is sent.
+ */
+export type RecordReleaseIntent = (releasing: PurchaseAuthData) => Promise<boolean>;
+
+const UNKNOWN_RELEASE_WHY = "its authorization's outcome was unknown and the cart did not complete on it";
+
+/**
  * Repeats the unknown attempt with its key (core refuses when the key is past the service's
  * idempotency window: then it is flagged for review). What it finds is settled so no money is held
- * for a cart that never completed: an order is released in full.
+ * for a cart that never completed: an order is released in full. With `recordIntent` (the reconcile
+ * job) the session is first marked releasing, so a lost answer to the release never lets a late
+ * success authorize it.
  */
 export async function resolveUnknownAuthorization(
   context: ProviderContext,
   data: PurchaseAuthData,
   _now?: Date,
+  recordIntent?: RecordReleaseIntent,
 ): Promise<UnknownResolution> {
   const sessionId = data.session_id;
   if (data.state !== "unknown" || !sessionId || !data.customer_token || !data.amount || !data.currency) {
@@ -281,23 +296,53 @@ export async function resolveUnknownAuthorization(
       },
     };
   }
-  const resolved: PurchaseAuthData = {
-    ...data,
-    authorization_id: outcome.result.authorizationId,
-    authorize_first_sent_at: null,
-    review_reason: null,
-  };
   if (!outcome.result.orderId) {
     return {
       kind: "pending",
-      data: { ...resolved, ...acceptedAt(request, outcome.sentAt), state: "pending_authorization" },
+      data: {
+        ...data,
+        authorization_id: outcome.result.authorizationId,
+        authorize_first_sent_at: null,
+        review_reason: null,
+        ...acceptedAt(request, outcome.sentAt),
+        state: "pending_authorization",
+      },
     };
   }
-  const order = await releaseAll(
-    context,
-    outcome.result.orderId,
-    sessionId,
-    "its authorization's outcome was unknown and the cart did not complete on it",
-  );
-  return { kind: "released", data: { ...dataWithOrder(resolved, order), authorize_attempt: null } };
+  // Still "unknown" until the release's answer is known; the keys derive from the session.
+  const releasing: PurchaseAuthData = {
+    ...data,
+    authorization_id: outcome.result.authorizationId,
+    order_id: outcome.result.orderId,
+    release_started_at: new Date().toISOString(),
+    release_key_base: sessionId,
+  };
+  if (recordIntent && !(await recordIntent(releasing))) return { kind: "changed", data: releasing };
+  return await finishRelease(context, releasing);
+}
+
+/**
+ * Sends (or repeats, with the same keys) the release of a releasing session's order: whatever the
+ * service already did counts as done, so it is released at most once.
+ */
+export async function finishRelease(
+  context: ProviderContext,
+  releasing: PurchaseAuthData,
+): Promise<Extract<UnknownResolution, { kind: "released" }>> {
+  const keyBase = releasing.release_key_base ?? releasing.session_id;
+  if (!releasing.order_id || !keyBase) {
+    throw new MedusaError(MedusaError.Types.INVALID_DATA, "This payment session has no order to release.");
+  }
+  const order = await releaseAll(context, releasing.order_id, keyBase, UNKNOWN_RELEASE_WHY);
+  return {
+    kind: "released",
+    data: {
+      ...dataWithOrder(releasing, order),
+      // Given back in full (cancelled, or refunded when captured): nothing is held for Medusa.
+      state: "canceled",
+      authorize_attempt: null,
+      authorize_first_sent_at: null,
+      review_reason: null,
+    },
+  };
 }

@@ -48,6 +48,8 @@ import { toWireAmount } from "./amounts";
 import {
   authorizePayment,
   deletePayment,
+  finishRelease,
+  type RecordReleaseIntent,
   resolveUnknownAuthorization,
   type UnknownResolution,
 } from "./authorize-payment";
@@ -304,12 +306,21 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
     return await releaseAll(this.#context, orderId, keyBase, why);
   }
 
-  /** Resolves a session whose authorization outcome is unknown (the reconciler). */
+  /**
+   * Resolves a session whose authorization outcome is unknown (the reconciler); `recordIntent` marks
+   * it releasing before an order found is released.
+   */
   async resolveUnknown(
     data: Record<string, unknown> | null | undefined,
     now?: Date,
+    recordIntent?: RecordReleaseIntent,
   ): Promise<UnknownResolution> {
-    return await resolveUnknownAuthorization(this.#context, readData(data ?? undefined), now);
+    return await resolveUnknownAuthorization(this.#context, readData(data ?? undefined), now, recordIntent);
+  }
+
+  /** Sends again, with the same keys, the release of a session left releasing (see isReleasing). */
+  async finishRelease(data: Record<string, unknown> | null | undefined): Promise<UnknownResolution> {
+    return await finishRelease(this.#context, readData(data ?? undefined));
   }
 
   /**

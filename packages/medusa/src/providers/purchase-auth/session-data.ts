@@ -80,6 +80,15 @@ export interface PurchaseAuthData {
    */
   resend_claimed_at: string | null;
   resend_claimed_by: string | null;
+  /**
+   * Set (ISO 8601) by the reconcile job, in one guarded write, just before it sends the release
+   * (cancel, refund) of the order it found for an unknown session (`order_id`). While the state is
+   * still "unknown" the session is **releasing**: the answer may have been lost, so nothing may
+   * authorize it; the job (or a webhook) repeats the release with the same keys until it is known.
+   */
+  release_started_at: string | null;
+  /** The base of the release's idempotency keys (releaseKey(namespace, step, base)): the session id. */
+  release_key_base: string | null;
 }
 
 const STATES: ReadonlySet<string> = new Set([
@@ -155,7 +164,17 @@ export function readData(data: Record<string, unknown> | undefined): PurchaseAut
     review_reason: stringOrNull(source.review_reason),
     resend_claimed_at: stringOrNull(source.resend_claimed_at),
     resend_claimed_by: stringOrNull(source.resend_claimed_by),
+    release_started_at: stringOrNull(source.release_started_at),
+    release_key_base: stringOrNull(source.release_key_base),
   };
+}
+
+/**
+ * True while the reconcile job's release of the session's order may have happened at the service
+ * without its answer being recorded: the session must never become authorized (see release_started_at).
+ */
+export function isReleasing(data: PurchaseAuthData): boolean {
+  return data.state === "unknown" && data.release_started_at !== null && data.order_id !== null;
 }
 
 /** Payment data to hand back to Medusa: every key present, so it replaces the stored data wholly. */

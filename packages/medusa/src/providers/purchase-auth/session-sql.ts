@@ -1,4 +1,4 @@
-import { laterState, type PurchaseAuthData, readData } from "./session-data";
+import { isReleasing, laterState, type PurchaseAuthData, readData } from "./session-data";
 
 // Writes to a payment session's data that must not race. The payment module's update replaces the
 // whole data with no check, so two writers (the reconcile job, a checkout, a webhook) each working
@@ -28,6 +28,8 @@ export const JOB_CLAIM: ResendClaimant = "reconcile job";
  * statement: only while the session is still `unknown` on that attempt, nobody holds a live claim,
  * and Medusa has no live payment of the session (its data may read `unknown` when a checkout's
  * result was written over a success: the order Medusa recorded as paid must never be released).
+ * A checkout never claims a session the job left releasing (its order may already be cancelled at
+ * the service): only the job, which repeats the release, does.
  * Returns the session's data as claimed (to compare the caller's later write against), or undefined
  * when the session moved on or someone else resends it now: then the caller must not send.
  */
@@ -45,6 +47,7 @@ export async function claimResend(
      where id = ? and deleted_at is null and data->>'state' = 'unknown'
        and coalesce(data->>'authorize_attempt', '1') = ?
        and (data->>'resend_claimed_at' is null or (data->>'resend_claimed_at')::timestamptz <= ?::timestamptz)
+       and (?::text = ?::text or data->>'release_started_at' is null)
        and not exists (select 1 from payment p where p.payment_session_id = payment_session.id and p.deleted_at is null)
      returning data`,
     [
@@ -53,6 +56,8 @@ export async function claimResend(
       sessionId,
       String(attempt),
       new Date(at.getTime() - RESEND_CLAIM_TTL_MS).toISOString(),
+      by,
+      JOB_CLAIM,
     ],
   );
   return rows[0]?.data as Record<string, unknown> | undefined;
@@ -77,7 +82,8 @@ export class ResendClaimedError extends Error {}
  * `canceled`), an order id is never forgotten. Returns the data written, or undefined when there is
  * no such live session of this provider. A state change for a session the reconcile job is resending
  * throws ResendClaimedError (nothing written): the job releases what it finds, so an authorization
- * recorded now would be undone at the service.
+ * recorded now would be undone at the service. A session left releasing by the job keeps its state
+ * (only `canceled` moves it): its order may be cancelled at the service already.
  */
 export async function mergeLocked(
   knex: Knex,
@@ -98,10 +104,11 @@ export async function mergeLocked(
         `purchase-auth: payment session ${sessionId} is being resolved by the reconcile job right now; its outcome is written when the job is done, try again then`,
       );
     }
+    const blocked = isReleasing(current) && update.state !== "canceled";
     const merged: PurchaseAuthData = {
       ...current,
       ...update,
-      state: update.state ? laterState(current.state, update.state) : current.state,
+      state: update.state && !blocked ? laterState(current.state, update.state) : current.state,
       order_id: current.order_id ?? update.order_id ?? null,
     };
     await trx.raw("update payment_session set data = ?::jsonb, updated_at = now() where id = ?", [

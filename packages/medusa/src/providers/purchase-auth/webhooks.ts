@@ -1,10 +1,13 @@
 import type { ProviderWebhookPayload, WebhookActionResult } from "@medusajs/framework/types";
 import { PaymentActions } from "@medusajs/framework/utils";
 import { verifyWebhook, type WebhookEvent, WebhookVerificationError } from "@purchase-auth/core";
+import { finishRelease } from "./authorize-payment";
 import { releaseAll } from "./order-operations";
 import { answeredReview } from "./outcome-overdue";
 import type { ProviderContext } from "./provider-context";
 import { dataWithOrder } from "./provider-context";
+import { isReleasing, type PurchaseAuthData } from "./session-data";
+import { heldByJob } from "./session-sql";
 import { rawBodyOf } from "./webhook-body";
 import { mapWebhookEvent } from "./webhook-mapping";
 
@@ -40,8 +43,9 @@ export function verifiedEvent(context: ProviderContext, payload: Payload): Webho
  * OUTCOME_OVERDUE is not skipped: the outcome it waited for clears the flag. The data is merged
  * with the session's row locked (a state only moves forward; while the reconcile job resends the
  * session's key the merge waits for it), and the action is decided from what was written: a success
- * for a session the job released meanwhile (`canceled`) is "not_supported". The plugin's webhook
- * subscriber handles the events Medusa ignores (order and token events, the failure's visible marks).
+ * for a session the job released meanwhile (`canceled`), or left releasing (its release's answer
+ * lost), is "not_supported". The plugin's webhook subscriber handles the events Medusa ignores
+ * (order and token events, the failure's visible marks).
  */
 export async function webhookActionAndData(
   context: ProviderContext,
@@ -53,6 +57,7 @@ export async function webhookActionAndData(
   if (outcome.log) context.logger?.[outcome.log.level](outcome.log.message);
   if (!outcome.sessionId) return { action: outcome.action };
   const current = await context.records.sessionData(outcome.sessionId);
+  if (current && isReleasing(current)) return await finishReleasing(context, outcome.sessionId, current);
   if (event.type === "authorization.succeeded" && !current) {
     const released = await releasedIfHeldByNobody(context, event, outcome.sessionId);
     if (released) return { action: PaymentActions.NOT_SUPPORTED };
@@ -101,6 +106,47 @@ export async function webhookActionAndData(
     }
   }
   return { action: outcome.action, data: { session_id: outcome.sessionId, amount: outcome.amount ?? "0" } };
+}
+
+/**
+ * An event for a session the reconcile job left releasing: the job sent the release of its order and
+ * the answer was lost, so the service may hold nothing. It is never authorized: the release is
+ * repeated with the job's keys (the service does it at most once) and the session recorded canceled.
+ * Should that fail now, or the job be at it right now, the job finishes it on its next run.
+ */
+async function finishReleasing(
+  context: ProviderContext,
+  sessionId: string,
+  current: PurchaseAuthData,
+): Promise<WebhookActionResult> {
+  if (heldByJob(current)) {
+    context.logger?.info(
+      `purchase-auth: payment session ${sessionId} is being released by the reconcile job; Medusa records no payment for it`,
+    );
+    return { action: PaymentActions.NOT_SUPPORTED };
+  }
+  try {
+    const { data } = await finishRelease(context, current);
+    await context.records.mergeSessionData(sessionId, {
+      order_id: data.order_id,
+      authorization_id: data.authorization_id,
+      state: data.state,
+      captured_amount: data.captured_amount,
+      refunded_amount: data.refunded_amount,
+      cancelled_amount: data.cancelled_amount,
+      service_status: data.service_status,
+      authorize_attempt: null,
+      authorize_first_sent_at: null,
+    });
+    context.logger?.warn(
+      `purchase-auth: payment session ${sessionId} was being released by the reconcile job (the answer was lost); the service's order ${data.order_id} is released (${data.service_status}), Medusa records no payment for it`,
+    );
+  } catch (error) {
+    context.logger?.warn(
+      `purchase-auth: payment session ${sessionId} is being released (the reconcile job's answer was lost) and repeating the release failed (${(error as Error).message}); the reconcile job repeats it, Medusa records no payment for it`,
+    );
+  }
+  return { action: PaymentActions.NOT_SUPPORTED };
 }
 
 /**

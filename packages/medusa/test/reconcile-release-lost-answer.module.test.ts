@@ -1,0 +1,203 @@
+import { expect, it } from "vitest";
+import type { RecordReleaseIntent } from "../src/providers/purchase-auth/authorize-payment";
+import type { PurchaseAuthProviderService } from "../src/providers/purchase-auth/service";
+import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
+import { authorizeWithLostAnswer, deliverWebhook } from "./support/lost-answer";
+import { moduleSandbox, providerOf } from "./support/module-suite";
+import { paymentModuleTests } from "./support/payment-module-tests";
+import { jobContainer, orderLinkTable } from "./support/reconcile-job";
+import { recordingLogger } from "./support/recording-logger";
+
+// The reconcile job resends an unknown session's key, finds the service's order and releases it (the
+// cart never completed). When the release is committed at the service but its answer is lost (or the
+// job dies right before sending it), the session must not be authorized by the late
+// authorization.succeeded webhook: Medusa would record a payment for an order the service cancelled.
+// The job marks the session releasing before it sends, and its next run repeats the release.
+
+const DB_NAME = "purchase-auth-medusa-reconcile-release-lost-answer";
+const WEBHOOK_SECRET = "whsec-release-lost-answer";
+const SYNC = "pp_purchase-auth_sync";
+const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
+const { logger } = recordingLogger();
+
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
+    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
+  },
+  ({ payment, medusaApp }) => {
+    const sandbox = () => suite.state.sandbox!;
+    const serviceOrder = (orderId: string) =>
+      sandbox()
+        .orders()
+        .find((order) => order.orderId === orderId);
+    const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
+    const provider = () => providerOf(payment, SYNC) as unknown as PurchaseAuthProviderService;
+    const runJob = () => reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
+
+    /** A session whose authorization's answer was lost, and the success the service sent for it. */
+    async function unknownSession(amount: number) {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, amount);
+      const succeeded = await authorizeWithLostAnswer(payment, sandbox(), session.id);
+      return { session, succeeded, orderId: succeeded.data.orderId };
+    }
+
+    /** The webhook as Medusa processes it: an authorized action makes Medusa authorize the session. */
+    async function processWebhook(sessionId: string, event: Parameters<typeof deliverWebhook>[2]) {
+      const action = await deliverWebhook(payment, "purchase-auth_sync", event, WEBHOOK_SECRET);
+      if (action.action === "authorized") await payment.authorizePaymentSession(sessionId, {});
+      return action;
+    }
+
+    async function expectNoPayment(sessionId: string) {
+      expect((await sessionData(sessionId))?.state).not.toBe("authorized");
+      expect(await payment.listPayments({ payment_session_id: sessionId })).toEqual([]);
+    }
+
+    it("a release whose answer is lost: the late success authorizes nothing and the next run records it canceled", async () => {
+      const { session, succeeded, orderId } = await unknownSession(51);
+      sandbox().injectFault({
+        kind: "drop_after_commit",
+        match: { method: "POST", path: `/manage/orders/${orderId}/cancel` },
+        count: null,
+      });
+      try {
+        const first = await runJob();
+        expect(first.stillUnknown).toContain(session.id);
+        // Committed at the service, unknown to Medusa.
+        expect(serviceOrder(orderId)?.status).toBe("Cancelled");
+        // The service cannot be read either while the webhook arrives: it cannot finish the release.
+        sandbox().injectFault({
+          kind: "unavailable",
+          match: { method: "GET", path: `/manage/orders/${orderId}` },
+          count: null,
+        });
+        expect((await processWebhook(session.id, succeeded)).action).toBe("not_supported");
+        await expectNoPayment(session.id);
+        // Left releasing for the job: the order it sent the release for, with the release's keys.
+        expect(await sessionData(session.id)).toMatchObject({
+          state: "unknown",
+          order_id: orderId,
+          release_key_base: session.id,
+          resend_claimed_at: null,
+        });
+        expect((await sessionData(session.id))?.release_started_at).toEqual(expect.any(String));
+        // A checkout retried meanwhile does not authorize it either.
+        await expect(payment.authorizePaymentSession(session.id, {})).rejects.toThrow();
+        await expectNoPayment(session.id);
+      } finally {
+        sandbox().clearFaults();
+      }
+
+      const second = await runJob();
+      expect(second.resolved).toContain(session.id);
+      expect(await sessionData(session.id)).toMatchObject({
+        state: "canceled",
+        order_id: orderId,
+        service_status: "Cancelled",
+        resend_claimed_at: null,
+      });
+      expect(serviceOrder(orderId)).toMatchObject({
+        status: "Cancelled",
+        capturedAmount: "0.00",
+        cancelledAmount: "51.00",
+      });
+      // Redelivered once more: still nothing to do.
+      expect((await processWebhook(session.id, succeeded)).action).toBe("not_supported");
+      await expectNoPayment(session.id);
+    });
+
+    it("a release whose answer is lost: the late success repeats it (same key) and records the session canceled", async () => {
+      const { session, succeeded, orderId } = await unknownSession(52);
+      sandbox().injectFault({
+        kind: "drop_after_commit",
+        match: { method: "POST", path: `/manage/orders/${orderId}/cancel` },
+        count: null,
+      });
+      try {
+        expect((await runJob()).stillUnknown).toContain(session.id);
+      } finally {
+        sandbox().clearFaults();
+      }
+      expect((await processWebhook(session.id, succeeded)).action).toBe("not_supported");
+      await expectNoPayment(session.id);
+      expect(await sessionData(session.id)).toMatchObject({ state: "canceled", order_id: orderId });
+      expect(serviceOrder(orderId)).toMatchObject({ status: "Cancelled", cancelledAmount: "52.00" });
+      const after = await runJob();
+      expect([...after.resolved, ...after.stillUnknown, ...after.flagged]).not.toContain(session.id);
+    });
+
+    it("the job stops after marking the session releasing and before sending: the next run releases it", async () => {
+      const { session, succeeded, orderId } = await unknownSession(53);
+      const resolveUnknown = provider().resolveUnknown;
+      // A crash right after the intent is written: the release is never sent.
+      provider().resolveUnknown = async (data, now, recordIntent?: RecordReleaseIntent) =>
+        await resolveUnknown.call(provider(), data, now, async (releasing) => {
+          expect(await recordIntent?.(releasing)).toBe(true);
+          throw new Error("the process stopped before sending the release");
+        });
+      try {
+        expect((await runJob()).stillUnknown).toContain(session.id);
+      } finally {
+        provider().resolveUnknown = resolveUnknown;
+      }
+      expect(serviceOrder(orderId)?.status).toBe("NotActivated");
+      expect(await sessionData(session.id)).toMatchObject({
+        state: "unknown",
+        order_id: orderId,
+        resend_claimed_at: null,
+      });
+      await expect(payment.authorizePaymentSession(session.id, {})).rejects.toThrow();
+      await expectNoPayment(session.id);
+
+      expect((await runJob()).resolved).toContain(session.id);
+      expect(await sessionData(session.id)).toMatchObject({ state: "canceled", order_id: orderId });
+      expect(serviceOrder(orderId)).toMatchObject({ status: "Cancelled", cancelledAmount: "53.00" });
+      expect((await processWebhook(session.id, succeeded)).action).toBe("not_supported");
+      await expectNoPayment(session.id);
+    });
+
+    it("a webhook that read the session before the job marked it releasing does not authorize it", async () => {
+      const { session, succeeded, orderId } = await unknownSession(54);
+      // The job runs (its release's answer lost) right after the webhook's handler read the session.
+      const sessions = (
+        payment as unknown as {
+          paymentSessionService_: { retrieve: (...args: unknown[]) => Promise<unknown> };
+        }
+      ).paymentSessionService_;
+      const retrieve = sessions.retrieve;
+      let ran = false;
+      sessions.retrieve = async function (this: unknown, ...args: unknown[]) {
+        const read = await retrieve.apply(this, args);
+        if (!ran && args[0] === session.id) {
+          ran = true;
+          sandbox().injectFault({
+            kind: "drop_after_commit",
+            match: { method: "POST", path: `/manage/orders/${orderId}/cancel` },
+            count: null,
+          });
+          try {
+            expect((await runJob()).stillUnknown).toContain(session.id);
+          } finally {
+            sandbox().clearFaults();
+          }
+        }
+        return read;
+      };
+      try {
+        expect((await processWebhook(session.id, succeeded)).action).toBe("not_supported");
+      } finally {
+        sessions.retrieve = retrieve;
+      }
+      expect(ran).toBe(true);
+      await expectNoPayment(session.id);
+      expect(await sessionData(session.id)).toMatchObject({ state: "unknown", order_id: orderId });
+      expect((await runJob()).resolved).toContain(session.id);
+      expect(await sessionData(session.id)).toMatchObject({ state: "canceled" });
+      expect(serviceOrder(orderId)).toMatchObject({ status: "Cancelled", cancelledAmount: "54.00" });
+    });
+  },
+);
