@@ -7,6 +7,7 @@ import {
   idempotencyKeyIn,
   NotFoundError,
   PurchaseAuthClient,
+  type WriteOptions,
 } from "@purchase-auth/core";
 import { withTimeout } from "../http/timeout.js";
 import type { ResolvedOptions } from "../options.js";
@@ -168,14 +169,18 @@ export class Authorizer {
     // A key that may have been sent before may have taken effect: told so, core can only answer
     // done, refused by the service about that key, or unknown (never "not sent"). Not later than
     // now, so a clock that differs from the client's cannot make it look like the future.
-    const sentBefore =
-      sending === "first" ? {} : { firstSentAt: new Date(Math.min(Date.parse(pending.firstSentAt), now())) };
+    const firstSentAt =
+      sending === "first" ? undefined : new Date(Math.min(Date.parse(pending.firstSentAt), now()));
     if (client instanceof PurchaseAuthClient) {
-      return client.authorizations.create(request, { idempotencyKey, deadlineMs: timeoutMs, ...sentBefore });
+      const options: WriteOptions = { idempotencyKey, deadlineMs: timeoutMs };
+      if (firstSentAt !== undefined) options.firstSentAt = firstSentAt;
+      return client.authorizations.create(request, options);
     }
-    return withTimeout(timeoutMs, (signal) =>
-      client.authorizations.create(request, { idempotencyKey, signal, ...sentBefore }),
-    );
+    return withTimeout(timeoutMs, (signal) => {
+      const options: WriteOptions = { idempotencyKey, signal };
+      if (firstSentAt !== undefined) options.firstSentAt = firstSentAt;
+      return client.authorizations.create(request, options);
+    });
   }
 
   /**

@@ -130,20 +130,21 @@ function authorizationRequestFor(input: OrderToCharge): AuthorizationRequest {
   if (typeof order?.reference !== "string" || order.reference.trim() === "") {
     throw new TypeError("the order needs a reference (the app's order id, ≤ 50 chars)");
   }
+  // Optional fields set only when present, in the order they always had (not spread in: that
+  // costs an empty object and a copy per field).
+  const orderInput = {
+    items: order.items,
+    currency: order.currency,
+    reference: order.reference,
+  } as AuthorizationRequestInput["order"];
+  if (order.actionReference !== undefined) orderInput.actionReference = order.actionReference;
+  if (order.settlementReference !== undefined) orderInput.settlementReference = order.settlementReference;
+  orderInput.captureMode = input.captureMode;
+  const candidate = { customerToken: customer.customerToken } as AuthorizationRequestInput;
+  if (order.storeId !== undefined) candidate.storeId = order.storeId;
+  candidate.order = orderInput;
   const schedule = attemptSchedule(input);
-  const candidate: AuthorizationRequestInput = {
-    customerToken: customer.customerToken,
-    ...(order.storeId === undefined ? {} : { storeId: order.storeId }),
-    order: {
-      items: order.items,
-      currency: order.currency,
-      reference: order.reference,
-      ...(order.actionReference === undefined ? {} : { actionReference: order.actionReference }),
-      ...(order.settlementReference === undefined ? {} : { settlementReference: order.settlementReference }),
-      captureMode: input.captureMode,
-    },
-    ...(schedule === undefined ? {} : { attemptSchedule: schedule }),
-  };
+  if (schedule !== undefined) candidate.attemptSchedule = schedule;
   const checked = checkAuthorizationRequest(candidate);
   // What the app built is the app's code, not the shopper's input: a bug to log, not a 400.
   if (!checked.success) throw new OrderBuildError(checked.issues);

@@ -99,7 +99,7 @@ export class Charges {
     // is an earlier attempt's): left unapplied, the next event of that id folded them in again and
     // raised their alerts (unexpected_authorization) a second time. A crash before they are marked
     // still leaves them to be applied again, and to alert again: twice is better than never.
-    let eventsApplied = charge ? await this.#markParkedApplied(parked, charge) : 0;
+    let eventsApplied = charge && parked.length > 0 ? await this.#markParkedApplied(parked, charge) : 0;
     if (ownEvent !== undefined) {
       await this.#deps.store.markEventApplied(ownEvent.id);
       eventsApplied++;
@@ -107,7 +107,8 @@ export class Charges {
     if (!learntAuthorizationId || !charge) return { charge, eventsApplied };
     // Events that arrived between the read above and the change: applied one by one. (A parked
     // event whose listener just failed waits for the next trigger.)
-    const waiting = await this.#applyWaitingEvents(charge, new Set(parked.map((stored) => stored.id)));
+    const skip = parked.length === 0 ? undefined : new Set(parked.map((stored) => stored.id));
+    const waiting = await this.#applyWaitingEvents(charge, skip);
     return { charge: waiting.charge, eventsApplied: eventsApplied + waiting.eventsApplied };
   }
 

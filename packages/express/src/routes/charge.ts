@@ -1,7 +1,7 @@
 import { captureModeSchema } from "@purchase-auth/core";
 import type { RequestHandler } from "express";
 import { z } from "zod";
-import { chargeOrder } from "../charges/charge-order.js";
+import { chargeOrder, type OrderToCharge } from "../charges/charge-order.js";
 import { chargeView } from "../charges/view.js";
 import { asyncHandler } from "../http/async-handler.js";
 import { readJsonBody } from "../http/body.js";
@@ -37,13 +37,9 @@ export function chargeRoute(ctx: RouteContext): RequestHandler {
     const customer = isThenable(found) ? await found : found;
     const built = options.buildOrder(req, input);
     const order: BuiltOrder = isThenable(built) ? await built : built;
-    const { charge, started } = await chargeOrder(ctx, {
-      customer,
-      order,
-      captureMode: input.captureMode,
-      timing: input.timing,
-      ...(input.schedule === undefined ? {} : { schedule: options.schedules[input.schedule]! }),
-    });
+    const toCharge: OrderToCharge = { customer, order, captureMode: input.captureMode, timing: input.timing };
+    if (input.schedule !== undefined) toCharge.schedule = options.schedules[input.schedule]!;
+    const { charge, started } = await chargeOrder(ctx, toCharge);
     answerJson(res, started ? 201 : 200, chargeView(charge));
   });
 }
