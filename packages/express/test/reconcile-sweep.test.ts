@@ -48,6 +48,34 @@ describe("the reconciler's sweep of pending charges", () => {
     expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
   });
 
+  it("resends a lost answer's key in the next pass even behind more accepted charges than a pass sweeps", async () => {
+    const store = new MemoryChargeStore();
+    const { data, app } = await shop({
+      store,
+      receiveWebhooks: false,
+      reconcileIntervalMs: 0,
+      clientOptions: { maxRetries: 1 },
+    });
+    // A pass sweeps 2,000 pending charges: with more, the sweep reached the newest (the lost answer)
+    // only a pass later per 2,000, and beyond ~100,000 after the service forgot its key.
+    await acceptedForNextWeek(store, 2_100);
+    const customer = data.customer();
+    const cartId = data.cart(customer);
+    const sandbox = shops.sandbox();
+    sandbox.injectFault({
+      kind: "drop_after_commit",
+      match: { path: "/purchase/authorizations" },
+      count: null,
+    });
+    expect((await charge(app, customer, { cartId })).status).toBe(503);
+    sandbox.clearFaults();
+
+    const report = await app.router.reconcile();
+    expect(report).toMatchObject({ resolved: 1, needsReview: 0 });
+    expect(await store.findByReference(data.referenceOf(cartId))).toMatchObject({ status: "captured" });
+    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+  });
+
   it("goes on where the last pass stopped: a pass is bounded, the sweep reaches every charge", async () => {
     const store = new MemoryChargeStore();
     const { app } = await shop({ store, receiveWebhooks: false, reconcileIntervalMs: 0 });

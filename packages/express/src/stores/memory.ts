@@ -123,6 +123,14 @@ export class MemoryChargeStore implements ChargeStore {
   }
 
   async listPending(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
+    return this.#pendingPage(limit, after, false);
+  }
+
+  async listUnanswered(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
+    return this.#pendingPage(limit, after, true);
+  }
+
+  #pendingPage(limit: number, after: PendingCursor | undefined, unansweredOnly: boolean): ChargeRecord[] {
     // Every open charge is looked at: write order is not quite `updatedAt` order (two changes
     // computed concurrently, or in one millisecond), and a page must not skip one. The page is
     // kept sorted as it fills; in near write order most charges land past its end at once.
@@ -130,6 +138,7 @@ export class MemoryChargeStore implements ChargeStore {
     for (const reference of this.#open) {
       const charge = this.#charges.get(reference);
       if (charge?.status !== "pending" || (after !== undefined && !comesAfter(charge, after))) continue;
+      if (unansweredOnly && charge.authorizationId !== undefined) continue;
       insertInOrder(page, charge, limit);
     }
     return page;

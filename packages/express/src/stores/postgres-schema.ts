@@ -39,6 +39,11 @@ CREATE INDEX IF NOT EXISTS purchase_auth_charges_pending
 CREATE INDEX IF NOT EXISTS purchase_auth_charges_pending_order
   ON purchase_auth_charges (updated_at, reference)
   WHERE status = 'pending';
+-- The pending charges whose create call has no known answer, looked at first by every pass
+-- (listUnanswered): found without reading the accepted ones that wait for their schedule.
+CREATE INDEX IF NOT EXISTS purchase_auth_charges_unanswered
+  ON purchase_auth_charges (updated_at, reference)
+  WHERE status = 'pending' AND authorization_id IS NULL;
 
 CREATE TABLE IF NOT EXISTS purchase_auth_webhook_events (
   event_id         text PRIMARY KEY,

@@ -104,16 +104,28 @@ export class PostgresChargeStore implements ChargeStore {
   }
 
   async listPending(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
-    // Keyset paging along the partial index of pending charges.
+    return this.#pendingPage("status = 'pending'", limit, after);
+  }
+
+  async listUnanswered(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
+    return this.#pendingPage("status = 'pending' AND authorization_id IS NULL", limit, after);
+  }
+
+  /** Keyset paging along the partial index whose condition is `where` (a constant of this file). */
+  async #pendingPage(
+    where: string,
+    limit: number,
+    after: PendingCursor | undefined,
+  ): Promise<ChargeRecord[]> {
     const rows =
       after === undefined
         ? await this.#query(
-            "SELECT * FROM purchase_auth_charges WHERE status = 'pending' ORDER BY updated_at, reference LIMIT $1",
+            `SELECT * FROM purchase_auth_charges WHERE ${where} ORDER BY updated_at, reference LIMIT $1`,
             [limit],
           )
         : await this.#query(
             `SELECT * FROM purchase_auth_charges
-             WHERE status = 'pending' AND (updated_at, reference) > ($2::timestamptz, $3)
+             WHERE ${where} AND (updated_at, reference) > ($2::timestamptz, $3)
              ORDER BY updated_at, reference LIMIT $1`,
             [limit, after.updatedAt, after.reference],
           );

@@ -161,6 +161,15 @@ export interface ChargeStore {
   listPending?(limit: number, after?: PendingCursor): Promise<ChargeRecord[]>;
 
   /**
+   * The pending charges whose create call has no known answer (no authorization id): those whose
+   * key must be resent within the service's idempotency window. In the order and with the paging of
+   * `listPending`. The reconciler looks at these first on every pass, so they are reached in time
+   * however many accepted charges wait for their schedule. Optional: without it they are reached by
+   * the sweep of `listPending`, one pass per 2,000 pending charges.
+   */
+  listUnanswered?(limit: number, after?: PendingCursor): Promise<ChargeRecord[]>;
+
+  /**
    * Charges past `pending` that know their authorization id while events about it are stored
    * unapplied, in order of reference after `afterReference`, at most `limit` (the reconciler pages
    * through them, so charges whose events keep failing cannot hide the others). A crash between

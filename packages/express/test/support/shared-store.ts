@@ -61,6 +61,9 @@ export class InstanceView implements ChargeStore {
   listPending(limit: number, after?: PendingCursor) {
     return this.shared.listPending(limit, after);
   }
+  listUnanswered(limit: number, after?: PendingCursor) {
+    return this.shared.listUnanswered(limit, after);
+  }
   listWithUnappliedEvents(limit: number, after?: string) {
     return this.shared.listWithUnappliedEvents(limit, after);
   }

@@ -322,6 +322,39 @@ export function chargeStoreContract(name: string, setup: StoreContractSetup): vo
       expect(seen).toEqual(expected);
     });
 
+    it("lists the unanswered pending charges (no authorization id) in the same order, paging the same way", async () => {
+      const store = await setup.makeStore();
+      const at = (second: number) => new Date(Date.UTC(2001, 0, 1, 0, 1, second)).toISOString();
+      const tag = `unanswered-${randomUUID().slice(0, 8)}`;
+      const ref = (name: string) => `${tag}-${name}`;
+      const charges = [
+        newCharge({ reference: ref("c"), updatedAt: at(3) }),
+        // Accepted: pending, but its authorization id is known (its outcome comes by webhook).
+        newCharge({ reference: ref("accepted"), updatedAt: at(1), authorizationId: randomUUID() }),
+        newCharge({ reference: ref("b"), updatedAt: at(2) }),
+        newCharge({ reference: ref("a"), updatedAt: at(2) }),
+        newCharge({
+          reference: ref("paid"),
+          updatedAt: at(1),
+          status: "captured",
+          authorizationId: randomUUID(),
+        }),
+      ];
+      for (const charge of charges) await store.create(charge);
+      const expected = ["a", "b", "c"].map(ref);
+      const ours = (found: ChargeRecord[]) =>
+        found.map((charge) => charge.reference).filter((reference) => reference.startsWith(tag));
+
+      expect(ours(await store.listUnanswered!(100_000))).toEqual(expected);
+      const first = await store.listUnanswered!(1, { updatedAt: at(0), reference: "" });
+      expect(ours(first)).toEqual([ref("a")]);
+      const rest = await store.listUnanswered!(100_000, {
+        updatedAt: first[0]!.updatedAt,
+        reference: first[0]!.reference,
+      });
+      expect(ours(rest)).toEqual([ref("b"), ref("c")]);
+    });
+
     it("of concurrent deliveries of one event, all are stored as one", async () => {
       const store = await setup.makeStore();
       const twin = setup.makeTwin ? await setup.makeTwin() : store;
