@@ -112,6 +112,84 @@ describe("FifoMap", () => {
     expect(seen).toEqual([1, 2, 3]);
   });
 
+  it("keeps a Map's order through walks that add entries (the ring grows) and evict the oldest (seed 99)", () => {
+    const random = new SeededRandom(99);
+    const fifo = new FifoMap<string, number>();
+    const reference = new Map<string, number>();
+    let next = 0;
+    for (let round = 0; round < 300; round++) {
+      for (let count = Math.floor(random.next() * 40); count > 0; count--) {
+        fifo.add(`k${next}`, next);
+        reference.set(`k${next}`, next);
+        next++;
+      }
+      const stopAt = 1 + Math.floor(random.next() * 200);
+      // Both walks add an entry after each multiple of 3 and evict the two oldest after each multiple of 5.
+      const seen: number[] = [];
+      let fifoNext = next;
+      fifo.walkFromOldest((value) => {
+        seen.push(value);
+        if (value % 3 === 0) fifo.add(`k${fifoNext}`, fifoNext++);
+        if (value % 5 === 0) fifo.evictBeyond(Math.max(0, fifo.size - 2));
+        return seen.length < stopAt;
+      });
+      const expected: number[] = [];
+      for (const [, value] of reference) {
+        expected.push(value);
+        if (value % 3 === 0) reference.set(`k${next}`, next++);
+        if (value % 5 === 0) {
+          const max = Math.max(0, reference.size - 2);
+          while (reference.size > max) reference.delete(reference.keys().next().value as string);
+        }
+        if (expected.length >= stopAt) break;
+      }
+      expect(seen).toEqual(expected);
+      expect(fifoNext).toBe(next);
+      expect(fifo.size).toBe(reference.size);
+      expect(fifo.oldest()).toBe(oldestOf(reference));
+    }
+    expect([...fifo.values()]).toEqual([...reference.values()]);
+    for (const [key, value] of reference) expect(fifo.get(key)).toBe(value);
+  });
+
+  it("visits what a walk adds after evicting everything, in order (the walk's places are reused)", () => {
+    const walkOf = (map: {
+      set(key: string, value: number): unknown;
+      evictAll(): void;
+      walk(visit: (value: number) => void): void;
+    }) => {
+      for (let index = 0; index < 16; index++) map.set(`a${index}`, index);
+      const seen: number[] = [];
+      map.walk((value) => {
+        seen.push(value);
+        if (value !== 0) return;
+        map.evictAll();
+        for (let index = 0; index < 15; index++) map.set(`b${index}`, 100 + index);
+      });
+      return seen;
+    };
+    const fifo = new FifoMap<string, number>();
+    const reference = new Map<string, number>();
+    const seen = walkOf({
+      set: (key, value) => fifo.set(key, value),
+      evictAll: () => fifo.evictBeyond(0),
+      walk: (visit) =>
+        fifo.walkFromOldest((value) => {
+          visit(value);
+          return true;
+        }),
+    });
+    const expected = walkOf({
+      set: (key, value) => reference.set(key, value),
+      evictAll: () => reference.clear(),
+      walk: (visit) => {
+        for (const value of reference.values()) visit(value);
+      },
+    });
+    expect(expected).toEqual([0, ...Array.from({ length: 15 }, (_, index) => 100 + index)]);
+    expect(seen).toEqual(expected);
+  });
+
   it("keeps its order when most entries are deleted without eviction (the queue is compacted)", () => {
     const fifo = new FifoMap<number, number>();
     for (let index = 0; index < 100_000; index++) {
