@@ -22,7 +22,8 @@ async function acceptedForNextWeek(store: MemoryChargeStore, count: number): Pro
 }
 
 describe("the reconciler's sweep of pending charges", () => {
-  it("resends a lost answer's key even behind more than a page of older accepted charges", async () => {
+  /** A shop whose newest charge's answer was lost behind `older` accepted charges; one pass, then its records. */
+  async function lostAnswerBehind(older: number) {
     const store = new MemoryChargeStore();
     const { data, app } = await shop({
       store,
@@ -30,7 +31,7 @@ describe("the reconciler's sweep of pending charges", () => {
       reconcileIntervalMs: 0,
       clientOptions: { maxRetries: 1 },
     });
-    await acceptedForNextWeek(store, 450);
+    await acceptedForNextWeek(store, older);
     const customer = data.customer();
     const cartId = data.cart(customer);
     const sandbox = shops.sandbox();
@@ -41,39 +42,28 @@ describe("the reconciler's sweep of pending charges", () => {
     });
     expect((await charge(app, customer, { cartId })).status).toBe(503);
     sandbox.clearFaults();
-
     const report = await app.router.reconcile();
+    return {
+      report,
+      charge: await store.findByReference(data.referenceOf(cartId)),
+      authorizations: sandbox.authorizations({ merchantId: data.merchant.merchantId }),
+    };
+  }
+
+  it("resends a lost answer's key even behind more than a page of older accepted charges", async () => {
+    const { report, charge, authorizations } = await lostAnswerBehind(450);
     expect(report).toMatchObject({ examined: 451, resolved: 1, needsReview: 0 });
-    expect(await store.findByReference(data.referenceOf(cartId))).toMatchObject({ status: "captured" });
-    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+    expect(charge).toMatchObject({ status: "captured" });
+    expect(authorizations).toHaveLength(1);
   });
 
   it("resends a lost answer's key in the next pass even behind more accepted charges than a pass sweeps", async () => {
-    const store = new MemoryChargeStore();
-    const { data, app } = await shop({
-      store,
-      receiveWebhooks: false,
-      reconcileIntervalMs: 0,
-      clientOptions: { maxRetries: 1 },
-    });
     // A pass sweeps 2,000 pending charges: with more, the sweep reached the newest (the lost answer)
     // only a pass later per 2,000, and beyond ~100,000 after the service forgot its key.
-    await acceptedForNextWeek(store, 2_100);
-    const customer = data.customer();
-    const cartId = data.cart(customer);
-    const sandbox = shops.sandbox();
-    sandbox.injectFault({
-      kind: "drop_after_commit",
-      match: { path: "/purchase/authorizations" },
-      count: null,
-    });
-    expect((await charge(app, customer, { cartId })).status).toBe(503);
-    sandbox.clearFaults();
-
-    const report = await app.router.reconcile();
+    const { report, charge, authorizations } = await lostAnswerBehind(2_100);
     expect(report).toMatchObject({ resolved: 1, needsReview: 0 });
-    expect(await store.findByReference(data.referenceOf(cartId))).toMatchObject({ status: "captured" });
-    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+    expect(charge).toMatchObject({ status: "captured" });
+    expect(authorizations).toHaveLength(1);
   });
 
   it("goes on where the last pass stopped: a pass is bounded, the sweep reaches every charge", async () => {
