@@ -1,10 +1,12 @@
 import { MedusaError, PaymentSessionStatus } from "@medusajs/framework/utils";
 import type { AuthorizationRequestInput } from "@purchase-auth/core";
 import { type AuthorizationOutcome, authorizationRequest, createAuthorization } from "./authorization";
+import { claimedForCheckout, NO_CLAIM, refuseUnlessClaimStillHeld } from "./checkout-claim";
 import { describeReason } from "./errors";
 import { releaseAll } from "./order-operations";
 import { dataWithOrder, type ProviderContext } from "./provider-context";
 import { isReleasing, laterState, type PurchaseAuthData, scheduleOrNull } from "./session-data";
+import type { ResendClaim } from "./session-sql";
 import { sessionStatusOfState } from "./status-mapping";
 
 /**
@@ -50,7 +52,8 @@ export async function authorizePayment(
     );
   }
   const unknown = data.state === "unknown";
-  if (unknown) data = await claimedForCheckout(context, data, sessionId);
+  let claim: ResendClaim | undefined;
+  if (unknown) ({ data, claim } = await claimedForCheckout(context, data, sessionId));
   const request = authorizationRequest(context, data, sessionId);
   const outcome = await createAuthorization(
     context,
@@ -68,6 +71,7 @@ export async function authorizePayment(
     });
     throw outcome.error;
   }
+  if (claim) await refuseUnlessClaimStillHeld(context, sessionId, claim, outcome);
   if (outcome.kind === "uncertain") {
     // Not a failure: the service may have authorized (even captured). Medusa stores the data of an
     // "error" answer, so the next authorizePayment (or deletePayment, or the reconciler) repeats it.
@@ -135,29 +139,6 @@ async function withStoredSuccess(
       authorize_first_sent_at: null,
     },
   };
-}
-
-const NO_CLAIM = { resend_claimed_at: null, resend_claimed_by: null } as const;
-
-/**
- * Repeating an unknown attempt's key moves money (a replayed 200 is an order) and so does the
- * reconcile job's resend (it releases the order it finds): only one of them may send it. The
- * checkout claims the resend in one guarded statement (session-sql.ts) and gives up, asking for a
- * retry, when the session moved on since Medusa read it or the job is resending it now. Medusa
- * writes the data returned, without the claim.
- */
-async function claimedForCheckout(
-  context: ProviderContext,
-  data: PurchaseAuthData,
-  sessionId: string,
-): Promise<PurchaseAuthData> {
-  if (!(await context.records.claimResend(sessionId, data.authorize_attempt ?? 1, "checkout"))) {
-    throw new MedusaError(
-      MedusaError.Types.CONFLICT,
-      "This payment's earlier authorization attempt is being settled right now; try again in a moment.",
-    );
-  }
-  return { ...data, ...NO_CLAIM };
 }
 
 /**

@@ -3,10 +3,12 @@ import { isPurchaseAuthProviderId } from "./provider-ids";
 import { type PurchaseAuthData, readData } from "./session-data";
 import {
   claimResend,
+  confirmClaimLocked,
   heldByNobody,
   type Knex,
   mergeLocked,
   paidOtherwise,
+  type ResendClaim,
   type ResendClaimant,
   ResendClaimedError,
 } from "./session-sql";
@@ -127,9 +129,23 @@ export class PaymentModuleRecords {
     }
   }
 
-  /** Claims the resend of an unknown attempt's key (see claimResend); false when it cannot be had. */
-  async claimResend(sessionId: string, attempt: number, by: ResendClaimant): Promise<boolean> {
-    return (await claimResend(this.#pg(), sessionId, attempt, by)) !== undefined;
+  /** Claims the resend of an unknown attempt's key (see claimResend); undefined when it cannot be had. */
+  async claimResend(
+    sessionId: string,
+    attempt: number,
+    by: ResendClaimant,
+  ): Promise<ResendClaim | undefined> {
+    const claimed = await claimResend(this.#pg(), sessionId, attempt, by);
+    if (!claimed) return undefined;
+    return { at: String(claimed.resend_claimed_at), by };
+  }
+
+  /** Whether a checkout's claim is still its own after the resend (see confirmClaimLocked). */
+  async confirmClaim(
+    sessionId: string,
+    claim: ResendClaim,
+  ): Promise<{ data: PurchaseAuthData; held: boolean } | undefined> {
+    return await confirmClaimLocked(this.#pg(), sessionId, claim);
   }
 
   /** True when the session's payment collection was paid by another session (see paidOtherwise). */

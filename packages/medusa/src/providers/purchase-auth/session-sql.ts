@@ -63,6 +63,48 @@ export async function claimResend(
   return rows[0]?.data as Record<string, unknown> | undefined;
 }
 
+/** A claim as written: its time and claimant identify it (a claim is taken over only once stale). */
+export interface ResendClaim {
+  at: string;
+  by: ResendClaimant;
+}
+
+/**
+ * After a checkout's resend, with the row locked: the stored data, and whether the checkout's claim
+ * is still the one on the session. A checkout stalled past RESEND_CLAIM_TTL_MS may have had its claim
+ * taken over by the job, which may have released (cancelled) the very order the replayed 200 names.
+ * While the claim still holds it is renewed, so it cannot go stale before Medusa writes the result
+ * (which clears it). Undefined when the session is gone.
+ */
+export async function confirmClaimLocked(
+  knex: Knex,
+  sessionId: string,
+  claim: ResendClaim,
+  at = new Date(),
+): Promise<{ data: PurchaseAuthData; held: boolean } | undefined> {
+  return await knex.transaction(async (trx) => {
+    const { rows } = await trx.raw(
+      "select data from payment_session where id = ? and deleted_at is null for update",
+      [sessionId],
+    );
+    const row = rows[0] as { data: Record<string, unknown> | null } | undefined;
+    if (!row) return undefined;
+    const data = readData(row.data ?? undefined);
+    const held =
+      data.state === "unknown" &&
+      !isReleasing(data) &&
+      data.resend_claimed_at === claim.at &&
+      data.resend_claimed_by === claim.by;
+    if (held) {
+      await trx.raw(
+        `update payment_session set data = data || jsonb_build_object('resend_claimed_at', ?::text) where id = ?`,
+        [at.toISOString(), sessionId],
+      );
+    }
+    return { data, held };
+  });
+}
+
 /** True while `data` carries the reconcile job's live claim: the job will release what it finds. */
 export function heldByJob(data: PurchaseAuthData, now = new Date()): boolean {
   return (

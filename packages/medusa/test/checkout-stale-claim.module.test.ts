@@ -1,0 +1,90 @@
+import { expect, it } from "vitest";
+import { PaymentModuleRecords } from "../src/providers/purchase-auth/payment-module-records";
+import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
+import { authorizeWithLostAnswer } from "./support/lost-answer";
+import { moduleSandbox } from "./support/module-suite";
+import { paymentModuleTests } from "./support/payment-module-tests";
+import { jobContainer, orderLinkTable } from "./support/reconcile-job";
+import { recordingLogger } from "./support/recording-logger";
+
+// A checkout claims the resend of an unknown session's key, then stalls past the claim's 10 minutes.
+// The reconcile job takes the abandoned claim over, resends, finds the order and cancels it. When the
+// checkout wakes, the same key replays the 200: it must refuse, not return authorized (Medusa would
+// record a payment for an order the service cancelled), and log an ERROR naming session and order.
+
+const DB_NAME = "purchase-auth-medusa-checkout-stale-claim";
+const WEBHOOK_SECRET = "whsec-checkout-stale-claim";
+const SYNC = "pp_purchase-auth_sync";
+const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
+const { logger, lines: logLines } = recordingLogger();
+
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
+    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
+  },
+  ({ payment, medusaApp }) => {
+    const sandbox = () => suite.state.sandbox!;
+    const serviceOrder = (orderId: string) =>
+      sandbox()
+        .orders()
+        .find((order) => order.orderId === orderId);
+    const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
+    const runJob = () => reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
+    const pg = () =>
+      jobContainer(payment, medusaApp, logger).resolve("__pg_connection__") as {
+        raw(sql: string, bindings: unknown[]): Promise<unknown>;
+      };
+
+    it("a checkout whose claim went stale while the job took it over and released the order is refused", async () => {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, 62);
+      const { orderId } = (await authorizeWithLostAnswer(payment, sandbox(), session.id)).data;
+      const original = PaymentModuleRecords.prototype.claimResend;
+      let tookOver = false;
+      PaymentModuleRecords.prototype.claimResend = async function (
+        this: PaymentModuleRecords,
+        ...args: Parameters<PaymentModuleRecords["claimResend"]>
+      ) {
+        const claimed = await original.apply(this, args);
+        if (claimed && args[2] === "checkout" && !tookOver) {
+          tookOver = true;
+          // The checkout's process stalls for more than 10 minutes after claiming...
+          await pg().raw(
+            `update payment_session set data = data || jsonb_build_object('resend_claimed_at', ?::text) where id = ?`,
+            [new Date(Date.now() - 11 * 60_000).toISOString(), session.id],
+          );
+          // ...the job takes the abandoned claim over, resends, marks releasing and cancels the order.
+          expect((await runJob()).resolved).toContain(session.id);
+        }
+        return claimed;
+      };
+      let refusal: unknown;
+      try {
+        await payment.authorizePaymentSession(session.id, {}).catch((error: unknown) => {
+          refusal = error;
+        });
+      } finally {
+        PaymentModuleRecords.prototype.claimResend = original;
+      }
+      expect(tookOver).toBe(true);
+      expect(serviceOrder(orderId)?.status).toBe("Cancelled");
+      expect((refusal as Error | undefined)?.message).toContain("canceled");
+      const data = await sessionData(session.id);
+      const payments = await payment.listPayments({ payment_session_id: session.id });
+      expect({
+        state: data?.state,
+        payments: payments.length,
+        review_reason: data?.review_reason ?? null,
+      }).toEqual({
+        state: "canceled",
+        payments: 0,
+        review_reason: null,
+      });
+      const errors = logLines.filter((line) => line.level === "error" && line.message.includes(session.id));
+      expect(errors.some((line) => line.message.includes(orderId))).toBe(true);
+    });
+  },
+);
