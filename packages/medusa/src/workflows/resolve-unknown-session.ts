@@ -11,6 +11,7 @@ import {
 import {
   claimResend,
   JOB_CLAIM,
+  releaseClaim,
   replaceSessionDataIfUnchanged,
 } from "../providers/purchase-auth/session-sql";
 import { knexOf, type SessionRow } from "./lookups";
@@ -72,8 +73,12 @@ export async function resolveOne(
     return;
   }
   if (resolution.kind === "changed") {
+    // Someone wrote to the session (the intent write failed): the claim is given back, or checkouts
+    // would be refused and webhooks dropped for the claim's 10 minutes, and the next run skip it.
+    const claim = { at: String(claimed.resend_claimed_at), by: JOB_CLAIM };
+    const givenBack = await releaseClaim(knexOf(container), session.id, claim);
     logger.warn(
-      `purchase-auth: payment session ${session.id} changed while the reconcile job held its claim, before it could record the release of the service's order ${resolution.data.order_id}; nothing was released, the next run looks at it again if it is still unknown`,
+      `purchase-auth: payment session ${session.id} changed while the reconcile job held its claim, before it could record the release of the service's order ${resolution.data.order_id}; nothing was released (the order is still held at the service), ${givenBack ? "the claim is given back and the next run resends the key again if the session is still unknown" : "and the claim was no longer the job's"}`,
     );
     report.stillUnknown.push(session.id);
     return;

@@ -105,6 +105,23 @@ export async function confirmClaimLocked(
   });
 }
 
+/**
+ * Gives back `claim` (one statement), only while it is still the claim on session `sessionId`:
+ * whatever else was written to the data stays, and a claim someone took over is left alone. True
+ * when given back.
+ */
+export async function releaseClaim(knex: Knex, sessionId: string, claim: ResendClaim): Promise<boolean> {
+  const { rows } = await knex.raw(
+    `update payment_session
+     set data = data || jsonb_build_object('resend_claimed_at', null, 'resend_claimed_by', null), updated_at = now()
+     where id = ? and deleted_at is null
+       and data->>'resend_claimed_at' = ? and data->>'resend_claimed_by' = ?
+     returning id`,
+    [sessionId, claim.at, claim.by],
+  );
+  return rows.length > 0;
+}
+
 /** True while `data` carries the reconcile job's live claim: the job will release what it finds. */
 export function heldByJob(data: PurchaseAuthData, now = new Date()): boolean {
   return (
