@@ -18,7 +18,7 @@ const DB_NAME = "purchase-auth-medusa-reconcile-release-lost-answer";
 const WEBHOOK_SECRET = "whsec-release-lost-answer";
 const SYNC = "pp_purchase-auth_sync";
 const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-const { logger } = recordingLogger();
+const { logger, lines: logLines } = recordingLogger();
 
 paymentModuleTests(
   suite,
@@ -198,6 +198,37 @@ paymentModuleTests(
       expect((await runJob()).resolved).toContain(session.id);
       expect(await sessionData(session.id)).toMatchObject({ state: "canceled" });
       expect(serviceOrder(orderId)).toMatchObject({ status: "Cancelled", cancelledAmount: "54.00" });
+    });
+    it("Medusa deleting a releasing session while the job repeats its release is settled: no ERROR, no review flag", async () => {
+      const { session, orderId } = await unknownSession(55);
+      sandbox().injectFault({
+        kind: "drop_after_commit",
+        match: { method: "POST", path: `/manage/orders/${orderId}/cancel` },
+        count: null,
+      });
+      try {
+        expect((await runJob()).stillUnknown).toContain(session.id);
+      } finally {
+        sandbox().clearFaults();
+      }
+      expect(await sessionData(session.id)).toMatchObject({ state: "unknown", order_id: orderId });
+      // While the next run repeats the release (its claim held), the storefront re-initiates payment
+      // and Medusa deletes the session (deletePayment repeats the release too, with the same keys).
+      const finishRelease = provider().finishRelease;
+      provider().finishRelease = async (...args) => {
+        const resolution = await finishRelease.apply(provider(), args);
+        await payment.deletePaymentSession(session.id);
+        return resolution;
+      };
+      let report: Awaited<ReturnType<typeof runJob>>;
+      try {
+        report = await runJob();
+      } finally {
+        provider().finishRelease = finishRelease;
+      }
+      expect(serviceOrder(orderId)).toMatchObject({ status: "Cancelled", cancelledAmount: "55.00" });
+      const errors = logLines.filter((line) => line.level === "error" && line.message.includes(session.id));
+      expect({ flagged: report.flagged, errors }).toEqual({ flagged: [], errors: [] });
     });
   },
 );

@@ -13,6 +13,7 @@ import {
   JOB_CLAIM,
   releaseClaim,
   replaceSessionDataIfUnchanged,
+  sessionRowAnyState,
 } from "../providers/purchase-auth/session-sql";
 import { knexOf, type SessionRow } from "./lookups";
 import type { ReconcileReport } from "./reconcile";
@@ -27,7 +28,8 @@ const UNCLAIMED = { resend_claimed_at: null, resend_claimed_by: null };
  * customer's retried checkout) is skipped. While the claim holds, a checkout does not resend the key
  * and a webhook does not change the state (session-sql.ts), so the job's final write, guarded on
  * the data it claimed, finds the session as it left it. Should it not (a claim held past its TTL)
- * after an order was released, that is logged at ERROR and the session flagged for review.
+ * after an order was released, that is logged at ERROR and the session flagged for review, unless
+ * the session was deleted or recorded canceled for that order meanwhile (settled: INFO).
  *
  * Before an order found is released, the session is marked releasing (release_started_at, with
  * one statement guarded on the claimed data; nothing is sent if that fails). A release whose answer
@@ -91,6 +93,13 @@ export async function resolveOne(
       );
       return;
     }
+    if (await settledMeanwhile(container, session.id, resolution.data.order_id)) {
+      logger.info(
+        `purchase-auth: payment session ${session.id} was deleted, or recorded canceled, while the reconcile job released the service's order ${resolution.data.order_id}; nothing is left to record`,
+      );
+      report.resolved.push(session.id);
+      return;
+    }
     logger.error(
       `purchase-auth: payment session ${session.id} changed while the reconcile job held its claim (past its time limit?) after the job released the service's order ${resolution.data.order_id}; that is not recorded on the session, which is flagged for review`,
     );
@@ -105,6 +114,21 @@ export async function resolveOne(
       `purchase-auth: payment session ${session.id} needs review: ${resolution.data.review_reason}`,
     );
   } else report.stillUnknown.push(session.id);
+}
+
+/**
+ * True when a session whose final write failed after the job released its order needs nobody: Medusa
+ * deleted it meanwhile (deletePayment repeats a releasing session's release with the same keys), or
+ * someone else already recorded the same order canceled (a webhook, deletePayment).
+ */
+async function settledMeanwhile(
+  container: MedusaContainer,
+  sessionId: string,
+  orderId: string | null,
+): Promise<boolean> {
+  const now = await sessionRowAnyState(knexOf(container), sessionId);
+  if (!now || now.deleted) return true;
+  return now.data.state === "canceled" && orderId !== null && now.data.order_id === orderId;
 }
 
 export const RELEASED_UNRECORDED =

@@ -122,6 +122,17 @@ export async function releaseClaim(knex: Knex, sessionId: string, claim: ResendC
   return rows.length > 0;
 }
 
+/** Session `sessionId` as stored now, deleted ones included: undefined when there is no such row. */
+export async function sessionRowAnyState(
+  knex: Knex,
+  sessionId: string,
+): Promise<{ deleted: boolean; data: PurchaseAuthData } | undefined> {
+  const { rows } = await knex.raw("select data, deleted_at from payment_session where id = ?", [sessionId]);
+  const row = rows[0] as { data: Record<string, unknown> | null; deleted_at: unknown } | undefined;
+  if (!row) return undefined;
+  return { deleted: row.deleted_at !== null, data: readData(row.data ?? undefined) };
+}
+
 /** True while `data` carries the reconcile job's live claim: the job will release what it finds. */
 export function heldByJob(data: PurchaseAuthData, now = new Date()): boolean {
   return (
