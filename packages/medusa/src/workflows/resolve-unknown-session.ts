@@ -66,6 +66,10 @@ export async function resolveOne(
       ? await provider.finishRelease(claimed)
       : await provider.resolveUnknown(claimed, now, recordIntent);
   } catch (error) {
+    if (await flaggedStuckRelease(container, session.id, written, now, error as Error)) {
+      report.flagged.push(session.id);
+      return;
+    }
     // The claim is given back; a session marked releasing stays so, for the next run.
     await replaceSessionDataIfUnchanged(knexOf(container), session.id, written, { ...written, ...UNCLAIMED });
     logger.warn(
@@ -129,6 +133,43 @@ async function settledMeanwhile(
   const now = await sessionRowAnyState(knexOf(container), sessionId);
   if (!now || now.deleted) return true;
   return now.data.state === "canceled" && orderId !== null && now.data.order_id === orderId;
+}
+
+/**
+ * How long the job repeats a failing release before a person is asked to look. An outage of the
+ * service is retried quietly (WARN) every run; past this, well beyond an ordinary outage and the
+ * service's one-hour key window, the release likely fails for good (the service refuses it), and the
+ * order's money stays held until someone settles it with the service.
+ */
+export const RELEASE_REVIEW_AFTER_MS = 4 * 60 * 60_000;
+
+export const RELEASE_STUCK =
+  "The reconcile job has been failing to release the service's order of this session (its outcome was unknown and the cart did not complete) for more than 4 hours: check the order at the service, cancel or refund it there, and look at the job's WARN lines for why.";
+
+/**
+ * A releasing session whose release failed again, begun more than RELEASE_REVIEW_AFTER_MS before
+ * `now`: flagged for review and its claim given back (one guarded write; flagged sessions are left
+ * to a person, the job no longer reads them), with an ERROR line. False when it is younger, or when
+ * the session changed meanwhile (then the usual WARN path applies).
+ */
+async function flaggedStuckRelease(
+  container: MedusaContainer,
+  sessionId: string,
+  written: Record<string, unknown>,
+  now: Date,
+  error: Error,
+): Promise<boolean> {
+  const data = readData(written);
+  if (!isReleasing(data) || !data.release_started_at) return false;
+  if (Date.parse(data.release_started_at) > now.getTime() - RELEASE_REVIEW_AFTER_MS) return false;
+  const flagged = { ...written, ...UNCLAIMED, review_reason: RELEASE_STUCK };
+  if (!(await replaceSessionDataIfUnchanged(knexOf(container), sessionId, written, flagged))) return false;
+  container
+    .resolve(ContainerRegistrationKeys.LOGGER)
+    .error(
+      `purchase-auth: payment session ${sessionId} needs review: releasing the service's order ${data.order_id} (begun ${data.release_started_at}) failed again: ${error.message}. ${RELEASE_STUCK}`,
+    );
+  return true;
 }
 
 export const RELEASED_UNRECORDED =
