@@ -1,7 +1,7 @@
 import { MedusaError, PaymentSessionStatus } from "@medusajs/framework/utils";
 import type { AuthorizationRequestInput } from "@purchase-auth/core";
 import { type AuthorizationOutcome, authorizationRequest, createAuthorization } from "./authorization";
-import { claimedForCheckout, NO_CLAIM, refuseUnlessClaimStillHeld } from "./checkout-claim";
+import { claimedForCheckout, recordDecline, refuseUnlessClaimStillHeld } from "./checkout-claim";
 import { describeReason } from "./errors";
 import { releaseAll } from "./order-operations";
 import { dataWithOrder, type ProviderContext } from "./provider-context";
@@ -63,11 +63,9 @@ export async function authorizePayment(
     unknown && data.authorize_first_sent_at ? new Date(data.authorize_first_sent_at) : undefined,
   );
   if (outcome.kind === "declined") {
-    // Medusa keeps no data of a provider that throws: the next attempt number is saved directly.
-    await context.records.mergeSessionData(sessionId, {
+    await recordDecline(context, sessionId, claim, {
       authorize_attempt: outcome.attempt + 1,
       failure_reason: outcome.reason ?? null,
-      ...NO_CLAIM,
     });
     throw outcome.error;
   }

@@ -61,3 +61,27 @@ export async function refuseUnlessClaimStillHeld(
     "This payment's earlier authorization attempt is being settled right now; try again in a moment.",
   );
 }
+
+/**
+ * A declined attempt: Medusa keeps no data of a provider that throws, so the next attempt number is
+ * saved directly, and a checkout that claimed the resend gives its claim back. Both in one statement
+ * guarded on the checkout's own claim: a checkout stalled past RESEND_CLAIM_TTL_MS may find the
+ * reconcile job holding the claim it took over, and clearing it would let checkouts and webhooks in
+ * while the job resends, and make the job's final write (guarded on what it claimed) fail. Then
+ * nothing is written: the job gets the same decline for the same key and records it.
+ */
+export async function recordDecline(
+  context: ProviderContext,
+  sessionId: string,
+  claim: ResendClaim | undefined,
+  decline: Pick<PurchaseAuthData, "authorize_attempt" | "failure_reason">,
+): Promise<void> {
+  if (!claim) {
+    await context.records.mergeSessionData(sessionId, decline);
+    return;
+  }
+  if (await context.records.giveClaimBack(sessionId, claim, decline)) return;
+  context.logger?.warn(
+    `purchase-auth: payment session ${sessionId}: a checkout's resend was declined after its claim (taken at ${claim.at}) was taken over; the decline is left for whoever holds the claim now to record`,
+  );
+}

@@ -11,6 +11,7 @@ import {
   type ResendClaim,
   type ResendClaimant,
   ResendClaimedError,
+  releaseClaim,
 } from "./session-sql";
 
 /** How long a merge waits for the reconcile job to finish resending a session, and how often it looks. */
@@ -146,6 +147,18 @@ export class PaymentModuleRecords {
     claim: ResendClaim,
   ): Promise<{ data: PurchaseAuthData; held: boolean } | undefined> {
     return await confirmClaimLocked(this.#pg(), sessionId, claim);
+  }
+
+  /**
+   * Gives back a checkout's claim with `alongside` written, only while the claim is still its own
+   * (see releaseClaim); false when someone took it over, and then nothing is written.
+   */
+  async giveClaimBack(
+    sessionId: string,
+    claim: ResendClaim,
+    alongside: Partial<PurchaseAuthData>,
+  ): Promise<boolean> {
+    return await releaseClaim(this.#pg(), sessionId, claim, alongside);
   }
 
   /** True when the session's payment collection was paid by another session (see paidOtherwise). */

@@ -106,18 +106,24 @@ export async function confirmClaimLocked(
 }
 
 /**
- * Gives back `claim` (one statement), only while it is still the claim on session `sessionId`:
- * whatever else was written to the data stays, and a claim someone took over is left alone. True
- * when given back.
+ * Gives back `claim` (one statement), only while it is still the claim on session `sessionId`, and
+ * writes `alongside` with it (a checkout's declined attempt): whatever else was written to the data
+ * stays, and a claim someone took over is left alone, with nothing written. True when given back.
  */
-export async function releaseClaim(knex: Knex, sessionId: string, claim: ResendClaim): Promise<boolean> {
+export async function releaseClaim(
+  knex: Knex,
+  sessionId: string,
+  claim: ResendClaim,
+  alongside: Partial<PurchaseAuthData> = {},
+): Promise<boolean> {
   const { rows } = await knex.raw(
     `update payment_session
-     set data = data || jsonb_build_object('resend_claimed_at', null, 'resend_claimed_by', null), updated_at = now()
+     set data = data || ?::jsonb || jsonb_build_object('resend_claimed_at', null, 'resend_claimed_by', null),
+         updated_at = now()
      where id = ? and deleted_at is null
        and data->>'resend_claimed_at' = ? and data->>'resend_claimed_by' = ?
      returning id`,
-    [sessionId, claim.at, claim.by],
+    [JSON.stringify(alongside), sessionId, claim.at, claim.by],
   );
   return rows.length > 0;
 }
