@@ -139,8 +139,9 @@ export class FifoMap<K, V> {
     this.#keys = new Array(INITIAL_CAPACITY).fill(DELETED);
     this.#values = new Array(INITIAL_CAPACITY).fill(undefined);
     this.#mask = INITIAL_CAPACITY - 1;
-    this.#head = 0;
-    this.#tail = 0;
+    // Sequence numbers go on from where they were: a walk in progress (a visit that clears) then
+    // finds itself before the new front and goes on with what is added next, as a Map iterator does.
+    this.#head = this.#tail;
     this.#deleted = 0;
   }
 
