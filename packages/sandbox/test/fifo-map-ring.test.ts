@@ -7,12 +7,12 @@ import { SeededRandom } from "../src/core/prng.js";
 
 type Op = (fifo: FifoMap<number, number>, ref: Map<number, number>, r: SeededRandom, step: number) => void;
 
-function evict(fifo: FifoMap<number, number>, ref: Map<number, number>, max: number): void {
+function evict<K>(fifo: FifoMap<K, number>, ref: Map<K, number>, max: number): void {
   const evicted: number[] = [];
   fifo.evictBeyond(max, (v) => evicted.push(v));
   const expected: number[] = [];
   while (ref.size > max) {
-    const [k, v] = ref.entries().next().value as [number, number];
+    const [k, v] = ref.entries().next().value as [K, number];
     ref.delete(k);
     expected.push(v);
   }
@@ -185,7 +185,7 @@ describe("a walk whose visit evicts the front and refills the ring's places", ()
       fifo.add(i, i);
       ref.set(i, i);
     }
-    const act = (m: { evictBeyond?: unknown }, first: boolean) => {
+    const act = (m: FifoMap<number, number> | Map<number, number>, first: boolean) => {
       if (!first) return;
       if (m instanceof FifoMap) {
         fifo.evictBeyond(2);
