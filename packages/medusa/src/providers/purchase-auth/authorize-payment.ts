@@ -5,7 +5,7 @@ import { claimedForCheckout, recordDecline, refuseUnlessClaimStillHeld } from ".
 import { describeReason } from "./errors";
 import { releaseAll } from "./order-operations";
 import { dataWithOrder, type ProviderContext } from "./provider-context";
-import { isReleasing, laterState, type PurchaseAuthData, scheduleOrNull } from "./session-data";
+import { isReleasing, laterState, type PurchaseAuthData, scheduleOrNull, writeData } from "./session-data";
 import type { ResendClaim } from "./session-sql";
 import { sessionStatusOfState } from "./status-mapping";
 
@@ -177,19 +177,33 @@ function unknownData(
  * Deleting a session (Medusa does it when a cart changes, or the storefront re-initiates) must not
  * leave money behind: a session whose outcome is unknown is first resolved with the SAME key, and
  * any order found is released (cancelled, and what was captured refunded: Medusa never recorded
- * it). An authorized session's uncaptured hold is cancelled. When that cannot be done now, this
- * throws, so Medusa keeps the session instead of dropping it.
+ * it), after marking the session releasing as the reconcile job does. An authorized session's
+ * uncaptured hold is cancelled. When that cannot be done now, this throws, so Medusa keeps the
+ * session instead of dropping it. `stored` is the data as Medusa read it (the mark is guarded on it).
  */
 export async function deletePayment(
   context: ProviderContext,
   input: PurchaseAuthData,
+  stored: Record<string, unknown> | null,
 ): Promise<PurchaseAuthData> {
   let data = input;
-  // The reconcile job's release may have happened with its answer lost: repeat it (same keys).
+  // A release (the job's, or an earlier delete's) may have happened with its answer lost: repeat it
+  // (same keys).
   if (isReleasing(data)) return (await finishRelease(context, data)).data;
   const wasUnknown = data.state === "unknown";
   if (wasUnknown) {
-    const resolution = await resolveUnknownAuthorization(context, data);
+    const resolution = await resolveUnknownAuthorization(
+      context,
+      data,
+      undefined,
+      deleteReleaseIntent(context, stored),
+    );
+    if (resolution.kind === "changed") {
+      throw new MedusaError(
+        MedusaError.Types.CONFLICT,
+        `Payment session ${data.session_id} changed while it was being deleted (the reconcile job, a webhook or a checkout is settling it); nothing was released. Try again in a moment.`,
+      );
+    }
     if (resolution.kind === "still_unknown") {
       throw new MedusaError(
         MedusaError.Types.UNEXPECTED_STATE,
@@ -214,6 +228,26 @@ export async function deletePayment(
     data = { ...dataWithOrder(data, order), authorize_attempt: null };
   }
   return data;
+}
+
+/**
+ * deletePayment's mark, the reconcile job's guarded write: the session becomes releasing only while
+ * its data is still what Medusa read, so if the release's answer is lost the late
+ * authorization.succeeded never authorizes it (webhooks repeat the release or leave it to the job,
+ * whose next run finishes it). Should Medusa have deleted the row meanwhile, the release goes ahead:
+ * a late success for a deleted session finds no session and is released too (same keys), never
+ * authorized.
+ */
+function deleteReleaseIntent(
+  context: ProviderContext,
+  stored: Record<string, unknown> | null,
+): RecordReleaseIntent {
+  return async (releasing) => {
+    const sessionId = releasing.session_id;
+    if (!sessionId) return false;
+    if (await context.records.replaceDataIfUnchanged(sessionId, stored, writeData(releasing))) return true;
+    return await context.records.sessionDeleted(sessionId);
+  };
 }
 
 export type UnknownResolution =

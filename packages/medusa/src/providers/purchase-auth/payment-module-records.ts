@@ -12,6 +12,8 @@ import {
   type ResendClaimant,
   ResendClaimedError,
   releaseClaim,
+  replaceSessionDataIfUnchanged,
+  sessionRowAnyState,
 } from "./session-sql";
 
 /** How long a merge waits for the reconcile job to finish resending a session, and how often it looks. */
@@ -159,6 +161,21 @@ export class PaymentModuleRecords {
     alongside: Partial<PurchaseAuthData>,
   ): Promise<boolean> {
     return await releaseClaim(this.#pg(), sessionId, claim, alongside);
+  }
+
+  /** Writes `data` only while the session's data still is `read` (see replaceSessionDataIfUnchanged). */
+  async replaceDataIfUnchanged(
+    sessionId: string,
+    read: Record<string, unknown> | null,
+    data: Record<string, unknown>,
+  ): Promise<boolean> {
+    return await replaceSessionDataIfUnchanged(this.#pg(), sessionId, read, data);
+  }
+
+  /** Whether the session's row is gone or deleted (see sessionRowAnyState). */
+  async sessionDeleted(sessionId: string): Promise<boolean> {
+    const row = await sessionRowAnyState(this.#pg(), sessionId);
+    return !row || row.deleted;
   }
 
   /** True when the session's payment collection was paid by another session (see paidOtherwise). */

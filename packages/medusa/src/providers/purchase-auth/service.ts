@@ -159,7 +159,7 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
 
   /** See authorize-payment.ts: releases what a replaced session holds, or refuses while unknown. */
   async deletePayment(input: DeletePaymentInput): Promise<DeletePaymentOutput> {
-    return { data: writeData(await deletePayment(this.#context, readData(input.data))) };
+    return { data: writeData(await deletePayment(this.#context, readData(input.data), input.data ?? null)) };
   }
 
   /** See authorize-payment.ts. */

@@ -81,10 +81,11 @@ export interface PurchaseAuthData {
   resend_claimed_at: string | null;
   resend_claimed_by: string | null;
   /**
-   * Set (ISO 8601) by the reconcile job, in one guarded write, just before it sends the release
-   * (cancel, refund) of the order it found for an unknown session (`order_id`). While the state is
-   * still "unknown" the session is **releasing**: the answer may have been lost, so nothing may
-   * authorize it; the job (or a webhook) repeats the release with the same keys until it is known.
+   * Set (ISO 8601) by the reconcile job (or deletePayment), in one guarded write, just before it
+   * sends the release (cancel, refund) of the order it found for an unknown session (`order_id`).
+   * While the state is still "unknown" the session is **releasing**: the answer may have been lost,
+   * so nothing may authorize it; the job (or a webhook) repeats the release with the same keys until
+   * it is known.
    */
   release_started_at: string | null;
   /** The base of the release's idempotency keys (releaseKey(namespace, step, base)): the session id. */

@@ -1,0 +1,141 @@
+import { expect, it } from "vitest";
+import { claimResend, JOB_CLAIM, type Knex } from "../src/providers/purchase-auth/session-sql";
+import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
+import { authorizeWithLostAnswer, deliverWebhook } from "./support/lost-answer";
+import { moduleSandbox } from "./support/module-suite";
+import { paymentModuleTests } from "./support/payment-module-tests";
+import { jobContainer, orderLinkTable } from "./support/reconcile-job";
+import { recordingLogger } from "./support/recording-logger";
+
+// The storefront re-initiates payment after an unknown outcome: Medusa deletes the unknown session,
+// and deletePayment resends its key, finds the service's order and releases it. When that cancel is
+// committed at the service but its answer is lost, the deletion is refused and the session stays.
+// The late authorization.succeeded must not authorize it (Medusa would record a payment for an order
+// the service cancelled): deletePayment marks it releasing first, as the reconcile job does, and
+// the job's next run finishes the release.
+
+const DB_NAME = "purchase-auth-medusa-delete-release-lost-answer";
+const WEBHOOK_SECRET = "whsec-delete-release-lost-answer";
+const SYNC = "pp_purchase-auth_sync";
+const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
+const { logger } = recordingLogger();
+
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
+    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
+  },
+  ({ payment, medusaApp }) => {
+    const sandbox = () => suite.state.sandbox!;
+    const serviceOrder = (orderId: string) =>
+      sandbox()
+        .orders()
+        .find((order) => order.orderId === orderId);
+    const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
+    const runJob = () => reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
+    const pg = () => jobContainer(payment, medusaApp, logger).resolve("__pg_connection__") as Knex;
+
+    /** The webhook as Medusa processes it: an authorized action makes Medusa authorize the session. */
+    async function processWebhook(sessionId: string, event: Parameters<typeof deliverWebhook>[2]) {
+      const action = await deliverWebhook(payment, "purchase-auth_sync", event, WEBHOOK_SECRET);
+      if (action.action === "authorized") await payment.authorizePaymentSession(sessionId, {});
+      return action;
+    }
+
+    async function expectNoPayment(sessionId: string) {
+      expect((await sessionData(sessionId))?.state).not.toBe("authorized");
+      expect(await payment.listPayments({ payment_session_id: sessionId })).toEqual([]);
+    }
+
+    it("deleting an unknown session whose cancel answer is lost: the late success authorizes nothing, the next run records it canceled", async () => {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, 71);
+      const succeeded = await authorizeWithLostAnswer(payment, sandbox(), session.id);
+      const orderId = succeeded.data.orderId;
+      sandbox().injectFault({
+        kind: "drop_after_commit",
+        match: { method: "POST", path: `/manage/orders/${orderId}/cancel` },
+        count: null,
+      });
+      try {
+        await expect(payment.deletePaymentSession(session.id)).rejects.toThrow();
+        // Committed at the service, unknown to Medusa, which keeps the session.
+        expect(serviceOrder(orderId)?.status).toBe("Cancelled");
+        // The service cannot be read either while the webhook arrives: it cannot finish the release.
+        sandbox().injectFault({
+          kind: "unavailable",
+          match: { method: "GET", path: `/manage/orders/${orderId}` },
+          count: null,
+        });
+        const late = await processWebhook(session.id, succeeded);
+        await expectNoPayment(session.id);
+        expect(late.action).toBe("not_supported");
+        // Left releasing for the job: the order it sent the release for, with the release's keys.
+        expect(await sessionData(session.id)).toMatchObject({
+          state: "unknown",
+          order_id: orderId,
+          release_key_base: session.id,
+        });
+        expect((await sessionData(session.id))?.release_started_at).toEqual(expect.any(String));
+      } finally {
+        sandbox().clearFaults();
+      }
+
+      expect((await runJob()).resolved).toContain(session.id);
+      expect(await sessionData(session.id)).toMatchObject({
+        state: "canceled",
+        order_id: orderId,
+        service_status: "Cancelled",
+        resend_claimed_at: null,
+      });
+      expect(serviceOrder(orderId)).toMatchObject({
+        status: "Cancelled",
+        capturedAmount: "0.00",
+        cancelledAmount: "71.00",
+      });
+      await expectNoPayment(session.id);
+      // Medusa deleting it now sends nothing new and succeeds.
+      await payment.deletePaymentSession(session.id);
+      expect(await payment.listPaymentSessions({ id: session.id })).toEqual([]);
+    });
+
+    it("deleting an unknown session that the reconcile job claims meanwhile releases nothing and refuses", async () => {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, 72);
+      const { orderId } = (await authorizeWithLostAnswer(payment, sandbox(), session.id)).data;
+      // The job claims the session right after Medusa read it for the deletion.
+      const sessions = (
+        payment as unknown as {
+          paymentSessionService_: { retrieve: (...args: unknown[]) => Promise<unknown> };
+        }
+      ).paymentSessionService_;
+      const retrieve = sessions.retrieve;
+      let claimed = false;
+      sessions.retrieve = async function (this: unknown, ...args: unknown[]) {
+        const read = await retrieve.apply(this, args);
+        if (!claimed && args[0] === session.id) {
+          claimed = !!(await claimResend(pg(), session.id, 1, JOB_CLAIM));
+        }
+        return read;
+      };
+      try {
+        await expect(payment.deletePaymentSession(session.id)).rejects.toThrow(
+          /changed while it was being deleted/,
+        );
+      } finally {
+        sessions.retrieve = retrieve;
+      }
+      expect(claimed).toBe(true);
+      // Nothing was released: the job, holding the claim, settles it.
+      expect(serviceOrder(orderId)?.status).toBe("NotActivated");
+      expect(await sessionData(session.id)).toMatchObject({
+        state: "unknown",
+        order_id: null,
+        release_started_at: null,
+        resend_claimed_by: JOB_CLAIM,
+      });
+    });
+  },
+);
