@@ -5,7 +5,7 @@ import { type ChargeRecord, MemoryChargeStore, type PendingCursor } from "../src
 import type { PaymentAlert } from "../src/reconcile/alerts.js";
 import { chargeSentAt, offlineRouter } from "./support/offline-router.js";
 
-// A reconcile pass lists its pending charges first (up to 2,000) and then handles them one by one,
+// A reconcile pass lists its pending charges first (thousands of them) and then handles them one by one,
 // each resend taking up to the router's timeout: what it decides on is a copy that may be minutes
 // old. Giving a charge up to review is decided again on the charge as stored, so a resend or a
 // webhook that moved it on meanwhile is never overruled.

@@ -130,19 +130,18 @@ function authorizationRequestFor(input: OrderToCharge): AuthorizationRequest {
   if (typeof order?.reference !== "string" || order.reference.trim() === "") {
     throw new TypeError("the order needs a reference (the app's order id, ≤ 50 chars)");
   }
-  // Optional fields set only when present, in the order they always had (not spread in: that
-  // costs an empty object and a copy per field).
-  const orderInput = {
+  // Optional fields set only when present (spread in, each costs an empty object and a copy). Core
+  // writes the wire form in its own order, whatever the order here.
+  const orderInput: AuthorizationRequestInput["order"] = {
     items: order.items,
     currency: order.currency,
     reference: order.reference,
-  } as AuthorizationRequestInput["order"];
+    captureMode: input.captureMode,
+  };
   if (order.actionReference !== undefined) orderInput.actionReference = order.actionReference;
   if (order.settlementReference !== undefined) orderInput.settlementReference = order.settlementReference;
-  orderInput.captureMode = input.captureMode;
-  const candidate = { customerToken: customer.customerToken } as AuthorizationRequestInput;
+  const candidate: AuthorizationRequestInput = { customerToken: customer.customerToken, order: orderInput };
   if (order.storeId !== undefined) candidate.storeId = order.storeId;
-  candidate.order = orderInput;
   const schedule = attemptSchedule(input);
   if (schedule !== undefined) candidate.attemptSchedule = schedule;
   const checked = checkAuthorizationRequest(candidate);

@@ -95,13 +95,18 @@ export class Reconciler {
    * per 2,000 (beyond ~100,000, past the window). Each charge once.
    */
   async #pendingCharges(store: ChargeStore, listPending: ListPage): Promise<ChargeRecord[]> {
-    const unanswered =
-      store.listUnanswered === undefined
-        ? []
-        : await this.#unansweredSweep.next(store.listUnanswered.bind(store));
+    if (store.listUnanswered === undefined) return this.#pendingSweep.next(listPending);
+    const unanswered = await this.#unansweredSweep.next(store.listUnanswered.bind(store));
     const seen = new Set(unanswered.map((charge) => charge.reference));
-    const swept = await this.#pendingSweep.next(listPending);
-    return [...unanswered, ...swept.filter((charge) => !seen.has(charge.reference))];
+    // Unanswered charges are the unanswered pages' to send, this pass's or the next ones' (more than a
+    // pass takes after an outage of the service), not extra sends of the sweep: each send may take
+    // the router's timeout. Unless the store's listUnanswered ignores the cursor and never gets past
+    // its first page: then the sweep reaches the rest, as before listUnanswered existed.
+    const leaveUnanswered = !this.#unansweredSweep.ignoresCursor;
+    const swept = (await this.#pendingSweep.next(listPending)).filter(
+      (charge) => !seen.has(charge.reference) && !(leaveUnanswered && charge.authorizationId === undefined),
+    );
+    return [...unanswered, ...swept];
   }
 
   #isOverdue(charge: ChargeRecord): boolean {

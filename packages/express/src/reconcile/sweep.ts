@@ -14,9 +14,18 @@ export type ListPage = (limit: number, after?: PendingCursor) => Promise<ChargeR
 export class Sweep {
   readonly #pagesPerPass: number;
   #after: PendingCursor | undefined;
+  #ignoresCursor = false;
 
   constructor(pagesPerPass: number) {
     this.#pagesPerPass = pagesPerPass;
+  }
+
+  /**
+   * True once the store answered a page after a cursor with charges it had listed already: it
+   * ignores `after` (written before it existed), so later pages are never reached through it.
+   */
+  get ignoresCursor(): boolean {
+    return this.#ignoresCursor;
   }
 
   /** This pass's charges, each once. */
@@ -33,6 +42,7 @@ export class Sweep {
       // The end of the listing, or a page with nothing new (a store written before `after` existed
       // lists its first page again): the next pass starts over.
       if (found.length < BATCH || last === undefined || fresh.length === 0) {
+        if (found.length > 0 && fresh.length === 0) this.#ignoresCursor = true;
         this.#after = undefined;
         break;
       }
