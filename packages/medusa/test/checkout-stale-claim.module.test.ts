@@ -1,43 +1,28 @@
 import { expect, it } from "vitest";
 import { PaymentModuleRecords } from "../src/providers/purchase-auth/payment-module-records";
-import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { authorizeWithLostAnswer } from "./support/lost-answer";
-import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleTests } from "./support/payment-module-tests";
-import { jobContainer, orderLinkTable } from "./support/reconcile-job";
-import { recordingLogger } from "./support/recording-logger";
+import { orderLinkTable } from "./support/reconcile-job";
+import { syncProviderTests } from "./support/sync-provider-tests";
 
 // A checkout claims the resend of an unknown session's key, then stalls past the claim's 10 minutes.
 // The reconcile job takes the abandoned claim over, resends, finds the order and cancels it. When the
 // checkout wakes, the same key replays the 200: it must refuse, not return authorized (Medusa would
 // record a payment for an order the service cancelled), and log an ERROR naming session and order.
 
-const DB_NAME = "purchase-auth-medusa-checkout-stale-claim";
-const WEBHOOK_SECRET = "whsec-checkout-stale-claim";
-const SYNC = "pp_purchase-auth_sync";
-const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-const { logger, lines: logLines } = recordingLogger();
-
-paymentModuleTests(
-  suite,
-  {
-    dbName: DB_NAME,
-    logger,
-    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
-  },
-  ({ payment, medusaApp }) => {
-    const sandbox = () => suite.state.sandbox!;
-    const serviceOrder = (orderId: string) =>
-      sandbox()
-        .orders()
-        .find((order) => order.orderId === orderId);
-    const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
-    const runJob = () => reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
-    const pg = () =>
-      jobContainer(payment, medusaApp, logger).resolve("__pg_connection__") as {
-        raw(sql: string, bindings: unknown[]): Promise<unknown>;
-      };
-
+syncProviderTests(
+  "checkout-stale-claim",
+  ({
+    payment,
+    medusaApp,
+    suite,
+    logLines,
+    providerId: SYNC,
+    sandbox,
+    serviceOrder,
+    sessionData,
+    runJob,
+    pg,
+  }) => {
     it("a checkout whose claim went stale while the job took it over and released the order is refused", async () => {
       await orderLinkTable(medusaApp);
       const { session } = await suite.openSession(payment, SYNC, 62);

@@ -1,11 +1,7 @@
 import { expect, it } from "vitest";
 import { PaymentModuleRecords } from "../src/providers/purchase-auth/payment-module-records";
-import type { PurchaseAuthProviderService } from "../src/providers/purchase-auth/service";
-import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
-import { moduleSandbox, providerOf } from "./support/module-suite";
-import { paymentModuleTests } from "./support/payment-module-tests";
-import { jobContainer, orderLinkTable } from "./support/reconcile-job";
-import { recordingLogger } from "./support/recording-logger";
+import { orderLinkTable } from "./support/reconcile-job";
+import { syncProviderTests } from "./support/sync-provider-tests";
 
 // A checkout claims the resend of an unknown session's key (the first answer, a decline, was lost),
 // then stalls past the claim's 10 minutes. The reconcile job takes the abandoned claim over. When the
@@ -13,29 +9,9 @@ import { recordingLogger } from "./support/recording-logger";
 // (checkouts and webhooks would get in while the job resends, and the job could not record what it
 // learned). The job then records the decline itself.
 
-const DB_NAME = "purchase-auth-medusa-checkout-stale-decline";
-const WEBHOOK_SECRET = "whsec-checkout-stale-decline";
-const SYNC = "pp_purchase-auth_sync";
-const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-const { logger } = recordingLogger();
-
-paymentModuleTests(
-  suite,
-  {
-    dbName: DB_NAME,
-    logger,
-    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
-  },
-  ({ payment, medusaApp }) => {
-    const sandbox = () => suite.state.sandbox!;
-    const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
-    const provider = () => providerOf(payment, SYNC) as unknown as PurchaseAuthProviderService;
-    const runJob = () => reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
-    const pg = () =>
-      jobContainer(payment, medusaApp, logger).resolve("__pg_connection__") as {
-        raw(sql: string, bindings: unknown[]): Promise<unknown>;
-      };
-
+syncProviderTests(
+  "checkout-stale-decline",
+  ({ payment, medusaApp, suite, providerId: SYNC, sandbox, sessionData, provider, runJob, pg }) => {
     /** A session whose first attempt the service declined, with the answer lost: left unknown. */
     async function unknownDecline(amount: number) {
       const { session } = await suite.openSession(payment, SYNC, amount, suite.newToken({ funds: "0.00" }));

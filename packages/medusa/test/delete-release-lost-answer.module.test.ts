@@ -1,11 +1,8 @@
 import { expect, it } from "vitest";
-import { claimResend, JOB_CLAIM, type Knex } from "../src/providers/purchase-auth/session-sql";
-import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
+import { claimResend, JOB_CLAIM } from "../src/providers/purchase-auth/session-sql";
 import { authorizeWithLostAnswer, deliverWebhook } from "./support/lost-answer";
-import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleTests } from "./support/payment-module-tests";
-import { jobContainer, orderLinkTable } from "./support/reconcile-job";
-import { recordingLogger } from "./support/recording-logger";
+import { orderLinkTable } from "./support/reconcile-job";
+import { syncProviderTests } from "./support/sync-provider-tests";
 
 // The storefront re-initiates payment after an unknown outcome: Medusa deletes the unknown session,
 // and deletePayment resends its key, finds the service's order and releases it. When that cancel is
@@ -14,29 +11,20 @@ import { recordingLogger } from "./support/recording-logger";
 // the service cancelled): deletePayment marks it releasing first, as the reconcile job does, and
 // the job's next run finishes the release.
 
-const DB_NAME = "purchase-auth-medusa-delete-release-lost-answer";
-const WEBHOOK_SECRET = "whsec-delete-release-lost-answer";
-const SYNC = "pp_purchase-auth_sync";
-const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-const { logger } = recordingLogger();
-
-paymentModuleTests(
-  suite,
-  {
-    dbName: DB_NAME,
-    logger,
-    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
-  },
-  ({ payment, medusaApp }) => {
-    const sandbox = () => suite.state.sandbox!;
-    const serviceOrder = (orderId: string) =>
-      sandbox()
-        .orders()
-        .find((order) => order.orderId === orderId);
-    const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
-    const runJob = () => reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
-    const pg = () => jobContainer(payment, medusaApp, logger).resolve("__pg_connection__") as Knex;
-
+syncProviderTests(
+  "delete-release-lost-answer",
+  ({
+    payment,
+    medusaApp,
+    suite,
+    providerId: SYNC,
+    webhookSecret: WEBHOOK_SECRET,
+    sandbox,
+    serviceOrder,
+    sessionData,
+    runJob,
+    pg,
+  }) => {
     /** The webhook as Medusa processes it: an authorized action makes Medusa authorize the session. */
     async function processWebhook(sessionId: string, event: Parameters<typeof deliverWebhook>[2]) {
       const action = await deliverWebhook(payment, "purchase-auth_sync", event, WEBHOOK_SECRET);

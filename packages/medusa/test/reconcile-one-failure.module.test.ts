@@ -1,27 +1,14 @@
 import { expect, it } from "vitest";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { authorizeWithLostAnswer, withStatementHook } from "./support/lost-answer";
-import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
-import { recordingLogger } from "./support/recording-logger";
+import { syncProviderTests } from "./support/sync-provider-tests";
 
 // One session's failing statement must not abort the reconcile run: the others are still settled.
 
-const DB_NAME = "purchase-auth-medusa-reconcile-one-failure";
-const WEBHOOK_SECRET = "whsec-one-failure";
-const SYNC = "pp_purchase-auth_sync";
-const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-const { logger, lines: logLines } = recordingLogger();
-
-paymentModuleTests(
-  suite,
-  {
-    dbName: DB_NAME,
-    logger,
-    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
-  },
-  ({ payment, medusaApp }) => {
+syncProviderTests(
+  "reconcile-one-failure",
+  ({ payment, medusaApp, suite, logger, logLines, providerId: SYNC }) => {
     it("a statement failing for one session is logged at ERROR and the run settles the others", async () => {
       await orderLinkTable(medusaApp);
       const sandbox = suite.state.sandbox!;

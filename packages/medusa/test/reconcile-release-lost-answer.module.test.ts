@@ -1,12 +1,8 @@
 import { expect, it } from "vitest";
 import type { RecordReleaseIntent } from "../src/providers/purchase-auth/authorize-payment";
-import type { PurchaseAuthProviderService } from "../src/providers/purchase-auth/service";
-import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { authorizeWithLostAnswer, deliverWebhook } from "./support/lost-answer";
-import { moduleSandbox, providerOf } from "./support/module-suite";
-import { paymentModuleTests } from "./support/payment-module-tests";
-import { jobContainer, orderLinkTable } from "./support/reconcile-job";
-import { recordingLogger } from "./support/recording-logger";
+import { orderLinkTable } from "./support/reconcile-job";
+import { syncProviderTests } from "./support/sync-provider-tests";
 
 // The reconcile job resends an unknown session's key, finds the service's order and releases it (the
 // cart never completed). When the release is committed at the service but its answer is lost (or the
@@ -14,29 +10,21 @@ import { recordingLogger } from "./support/recording-logger";
 // authorization.succeeded webhook: Medusa would record a payment for an order the service cancelled.
 // The job marks the session releasing before it sends, and its next run repeats the release.
 
-const DB_NAME = "purchase-auth-medusa-reconcile-release-lost-answer";
-const WEBHOOK_SECRET = "whsec-release-lost-answer";
-const SYNC = "pp_purchase-auth_sync";
-const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-const { logger, lines: logLines } = recordingLogger();
-
-paymentModuleTests(
-  suite,
-  {
-    dbName: DB_NAME,
-    logger,
-    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
-  },
-  ({ payment, medusaApp }) => {
-    const sandbox = () => suite.state.sandbox!;
-    const serviceOrder = (orderId: string) =>
-      sandbox()
-        .orders()
-        .find((order) => order.orderId === orderId);
-    const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
-    const provider = () => providerOf(payment, SYNC) as unknown as PurchaseAuthProviderService;
-    const runJob = () => reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
-
+syncProviderTests(
+  "reconcile-release-lost-answer",
+  ({
+    payment,
+    medusaApp,
+    suite,
+    logLines,
+    providerId: SYNC,
+    webhookSecret: WEBHOOK_SECRET,
+    sandbox,
+    serviceOrder,
+    sessionData,
+    provider,
+    runJob,
+  }) => {
     /** A session whose authorization's answer was lost, and the success the service sent for it. */
     async function unknownSession(amount: number) {
       await orderLinkTable(medusaApp);

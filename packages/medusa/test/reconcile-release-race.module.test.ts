@@ -1,11 +1,8 @@
 import { expect, it } from "vitest";
-import type { PurchaseAuthProviderService } from "../src/providers/purchase-auth/service";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { authorizeWithLostAnswer, deliverWebhook, withStatementHook } from "./support/lost-answer";
-import { moduleSandbox, providerOf } from "./support/module-suite";
-import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
-import { recordingLogger } from "./support/recording-logger";
+import { syncProviderTests } from "./support/sync-provider-tests";
 
 // In synchronous mode the service answers 200 with an order id, and sends authorization.succeeded
 // too. When that answer is lost, the session is unknown; three parties may then learn the outcome:
@@ -13,25 +10,20 @@ import { recordingLogger } from "./support/recording-logger";
 // resends the key and RELEASES the order it finds (the cart did not complete). The job must never
 // release an order Medusa records as paid. Interleavings are made exact with hooks, never with time.
 
-const DB_NAME = "purchase-auth-medusa-reconcile-release-race";
-const WEBHOOK_SECRET = "whsec-release-race";
-const SYNC = "pp_purchase-auth_sync";
-const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-const { logger, lines: logLines } = recordingLogger();
-
-paymentModuleTests(
-  suite,
-  {
-    dbName: DB_NAME,
+syncProviderTests(
+  "reconcile-release-race",
+  ({
+    payment,
+    medusaApp,
+    suite,
     logger,
-    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
-  },
-  ({ payment, medusaApp }) => {
-    const serviceOrder = (orderId: string) =>
-      suite.state.sandbox!.orders().find((order) => order.orderId === orderId);
-    const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
-    const provider = () => providerOf(payment, SYNC) as unknown as PurchaseAuthProviderService;
-
+    logLines,
+    providerId: SYNC,
+    webhookSecret: WEBHOOK_SECRET,
+    sessionData,
+    provider,
+    serviceOrder,
+  }) => {
     /**
      * Runs the job with `during` called from inside its resend, the claim held: before the key is sent
      * again, or after the order it found was released (before the job writes what it learned).

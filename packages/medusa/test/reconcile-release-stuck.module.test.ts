@@ -1,36 +1,19 @@
 import { expect, it } from "vitest";
-import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
 import { RELEASE_REVIEW_AFTER_MS } from "../src/workflows/resolve-unknown-session";
 import { authorizeWithLostAnswer } from "./support/lost-answer";
-import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleTests } from "./support/payment-module-tests";
-import { jobContainer, orderLinkTable } from "./support/reconcile-job";
-import { recordingLogger } from "./support/recording-logger";
+import { orderLinkTable } from "./support/reconcile-job";
+import { syncProviderTests } from "./support/sync-provider-tests";
 
 // A session the job left releasing (the release's answer lost) whose release then keeps failing was
 // retried every run with WARN lines only, for ever, while the service held the order's money. After
 // RELEASE_REVIEW_AFTER_MS it is flagged for review with an ERROR naming the order, like any other
 // session a person must settle.
 
-const DB_NAME = "purchase-auth-medusa-reconcile-release-stuck";
-const WEBHOOK_SECRET = "whsec-reconcile-release-stuck";
-const SYNC = "pp_purchase-auth_sync";
-const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-const { logger, lines: logLines } = recordingLogger();
-
-paymentModuleTests(
-  suite,
-  {
-    dbName: DB_NAME,
-    logger,
-    providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
-  },
-  ({ payment, medusaApp }) => {
-    const sandbox = () => suite.state.sandbox!;
-    const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
+syncProviderTests(
+  "reconcile-release-stuck",
+  ({ payment, medusaApp, suite, logLines, providerId: SYNC, sandbox, sessionData, runJob }) => {
     /** A run of the job as if it ran `laterMs` from now (the release's age is counted from its `now`). */
-    const runJobLater = (laterMs: number) =>
-      reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger), new Date(Date.now() + laterMs));
+    const runJobLater = (laterMs: number) => runJob(new Date(Date.now() + laterMs));
 
     it("a release that keeps failing is retried quietly, then flagged for review with an ERROR", async () => {
       await orderLinkTable(medusaApp);

@@ -1,0 +1,81 @@
+import type { MedusaContainer } from "@medusajs/framework/types";
+import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import type { PurchaseAuthProviderService } from "../../src/providers/purchase-auth/service";
+import type { Knex } from "../../src/providers/purchase-auth/session-sql";
+import { reconcileUnknownOutcomes } from "../../src/workflows/reconcile";
+import { moduleSandbox, providerOf } from "./module-suite";
+import { type PaymentModuleContext, paymentModuleTests } from "./payment-module-tests";
+import { jobContainer } from "./reconcile-job";
+import { type LogLine, recordingLogger } from "./recording-logger";
+
+/** What a file of synchronous-provider tests is handed: the module, its sandbox, and the job. */
+export interface SyncProviderContext extends PaymentModuleContext {
+  suite: ReturnType<typeof moduleSandbox>;
+  logger: ReturnType<typeof recordingLogger>["logger"];
+  /** Every line the plugin logged in this file's tests, in order. */
+  logLines: LogLine[];
+  /** The payment provider id Medusa gives the one provider ("pp_purchase-auth_sync"). */
+  providerId: string;
+  /** The secret the sandbox signs webhooks with, for delivering them as the service would. */
+  webhookSecret: string;
+  sandbox: () => NonNullable<ReturnType<typeof moduleSandbox>["state"]["sandbox"]>;
+  /** The service's order `orderId`, as the sandbox holds it. */
+  serviceOrder: (
+    orderId: string,
+  ) => ReturnType<ReturnType<SyncProviderContext["sandbox"]>["orders"]>[number] | undefined;
+  /** The session's data as Medusa stores it. */
+  sessionData: (id: string) => Promise<Record<string, unknown> | undefined>;
+  /** The registered provider, for replacing its methods with hooks. */
+  provider: () => PurchaseAuthProviderService;
+  /** What the reconcile job resolves from Medusa's container. */
+  container: () => MedusaContainer;
+  /** One run of the reconcile job, as if at `now`. */
+  runJob: (now?: Date) => ReturnType<typeof reconcileUnknownOutcomes>;
+  /** The PostgreSQL connection the job uses. */
+  pg: () => Knex;
+}
+
+/**
+ * One file's tests of the provider in synchronous mode without retries ("sync"), on a database of
+ * its own, `purchase-auth-medusa-<slug>`, with a sandbox whose webhooks are signed with
+ * `whsec-<slug>`, and a logger that keeps every line.
+ */
+export function syncProviderTests(slug: string, tests: (context: SyncProviderContext) => void): void {
+  const dbName = `purchase-auth-medusa-${slug}`;
+  const webhookSecret = `whsec-${slug}`;
+  const providerId = "pp_purchase-auth_sync";
+  const suite = moduleSandbox(dbName, webhookSecret);
+  const { logger, lines: logLines } = recordingLogger();
+
+  paymentModuleTests(
+    suite,
+    {
+      dbName,
+      logger,
+      providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
+    },
+    ({ payment, medusaApp }) => {
+      const sandbox = () => suite.state.sandbox!;
+      const container = () => jobContainer(payment, medusaApp, logger);
+      tests({
+        payment,
+        medusaApp,
+        suite,
+        logger,
+        logLines,
+        providerId,
+        webhookSecret,
+        sandbox,
+        serviceOrder: (orderId) =>
+          sandbox()
+            .orders()
+            .find((order) => order.orderId === orderId),
+        sessionData: async (id) => (await payment.listPaymentSessions({ id }))[0]?.data,
+        provider: () => providerOf(payment, providerId) as unknown as PurchaseAuthProviderService,
+        container,
+        runJob: (now) => reconcileUnknownOutcomes(container(), now),
+        pg: () => container().resolve(ContainerRegistrationKeys.PG_CONNECTION) as Knex,
+      });
+    },
+  );
+}
