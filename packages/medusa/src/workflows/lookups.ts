@@ -53,11 +53,13 @@ export interface SessionRow {
 /**
  * Every payment session of this provider whose data is in `state` and that nobody flagged for review
  * (`review_reason`), in id order (Medusa's ids grow with time: about oldest first), read `pageSize`
- * at a time after the last id seen. Flagged sessions, however many, are never read, so they cannot
- * hide the others; a session changing while the pages are read never shifts them. One changed
- * into `state` behind the last id read is seen by the next run.
+ * at a time after the last id seen. Flagged sessions are not read, so they cannot hide the others,
+ * except a releasing one (see isReleasing): the service may hold its order's money and nobody in
+ * Medusa releases it, so the job repeats its release every run, flagged or not, until it is known. A
+ * session changing while the pages are read never shifts them. One changed into `state` behind the
+ * last id read is seen by the next run.
  */
-export async function* unflaggedSessionsInState(
+export async function* reconcilableSessionsInState(
   container: MedusaContainer,
   state: string,
   pageSize = SESSION_PAGE_SIZE,
@@ -71,7 +73,10 @@ export async function* unflaggedSessionsInState(
       `select id, provider_id, payment_collection_id, status, data, amount, currency_code, updated_at
        from payment_session
        where provider_id like ? and deleted_at is null and data->>'state' = ?
-         and coalesce(data->>'review_reason', '') = '' and id > ?
+         and (coalesce(data->>'review_reason', '') = ''
+              or (data->>'state' = 'unknown' and data->>'release_started_at' is not null
+                  and data->>'order_id' is not null))
+         and id > ?
        order by id limit ?`,
       [OURS, state, afterId, pageSize],
     );

@@ -3,7 +3,7 @@ import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { OUTCOME_OVERDUE } from "../providers/purchase-auth/outcome-overdue";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData } from "../providers/purchase-auth/session-data";
-import { knexOf, SESSION_PAGE_SIZE, unflaggedSessionsInState } from "./lookups";
+import { knexOf, reconcilableSessionsInState, SESSION_PAGE_SIZE } from "./lookups";
 
 // An authorization the service accepted (202) learns its outcome only by webhook, and the service
 // has no call to read an authorization. If every webhook about it is lost, its session waits in
@@ -24,7 +24,7 @@ export async function flagOverdueOutcomes(
 ): Promise<string[]> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
   const flagged: string[] = [];
-  for await (const session of unflaggedSessionsInState(container, "pending_authorization", pageSize)) {
+  for await (const session of reconcilableSessionsInState(container, "pending_authorization", pageSize)) {
     let overdueAt: number;
     try {
       overdueAt = purchaseAuthProvider(container, session.provider_id).outcomeOverdueAt(

@@ -2,7 +2,7 @@ import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { isReleasing, readData } from "../providers/purchase-auth/session-data";
 import { chargeStoredTokenWorkflow } from "./charge-stored-token";
-import { orderOfPaymentCollection, SESSION_PAGE_SIZE, unflaggedSessionsInState } from "./lookups";
+import { orderOfPaymentCollection, reconcilableSessionsInState, SESSION_PAGE_SIZE } from "./lookups";
 import { flagOverdueOutcomes } from "./outcome-overdue";
 import { resolveOne } from "./resolve-unknown-session";
 
@@ -43,7 +43,8 @@ export async function reconcileUnknownOutcomes(
   const report: ReconcileReport = { resolved: [], stillUnknown: [], flagged: [] };
   // Every unknown session not flagged yet, in pages: the flagged ones (left for a person) are not
   // read at all, so however many there are, a newer session whose key can still be sent is reached.
-  for await (const session of unflaggedSessionsInState(container, "unknown", pageSize)) {
+  // A releasing session is read even when flagged: its release is repeated until it is known.
+  for await (const session of reconcilableSessionsInState(container, "unknown", pageSize)) {
     // A merchant-initiated charge (a session of an order's own payment collection): there is no cart
     // that failed to complete, the order is waiting for this very charge. Repeat it through the charge
     // workflow (same session, same key) so Medusa records the payment, instead of releasing it.

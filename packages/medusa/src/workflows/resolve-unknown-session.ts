@@ -70,7 +70,7 @@ export async function resolveOne(
       report.flagged.push(session.id);
       return;
     }
-    // The claim is given back; a session marked releasing stays so, for the next run.
+    // The claim is given back; a session marked releasing stays so, for the next run (flagged or not).
     await replaceSessionDataIfUnchanged(knexOf(container), session.id, written, { ...written, ...UNCLAIMED });
     logger.warn(
       `purchase-auth: reconciling payment session ${session.id} failed: ${(error as Error).message}`,
@@ -111,6 +111,11 @@ export async function resolveOne(
     report.flagged.push(session.id);
     return;
   }
+  if (resolution.kind === "released" && readData(claimed).review_reason) {
+    logger.info(
+      `purchase-auth: payment session ${session.id}: the reconcile job released the service's order ${resolution.data.order_id} at last; the session is canceled and no longer needs review`,
+    );
+  }
   if (resolution.kind !== "still_unknown") report.resolved.push(session.id);
   else if (resolution.data.review_reason) {
     report.flagged.push(session.id);
@@ -144,13 +149,14 @@ async function settledMeanwhile(
 export const RELEASE_REVIEW_AFTER_MS = 4 * 60 * 60_000;
 
 export const RELEASE_STUCK =
-  "The reconcile job has been failing to release the service's order of this session (its outcome was unknown and the cart did not complete) for more than 4 hours: check the order at the service, cancel or refund it there, and look at the job's WARN lines for why.";
+  "The reconcile job has been failing to release the service's order of this session (its outcome was unknown and the cart did not complete) for more than 4 hours: look at the job's WARN lines for why, and check the order at the service (cancel or refund it there if it cannot be released). The job keeps repeating the release every run, records the session canceled once it succeeds, and clears this flag.";
 
 /**
  * A releasing session whose release failed again, begun more than RELEASE_REVIEW_AFTER_MS before
- * `now`: flagged for review and its claim given back (one guarded write; flagged sessions are left
- * to a person, the job no longer reads them), with an ERROR line. False when it is younger, or when
- * the session changed meanwhile (then the usual WARN path applies).
+ * `now`: flagged for review and its claim given back (one guarded write), with an ERROR line, once.
+ * The job goes on reading it (lookups.ts) and repeating the release every run, so once the service
+ * answers again the order is released and the flag cleared. False when it is younger, already
+ * flagged, or the session changed meanwhile (then the usual WARN path applies).
  */
 async function flaggedStuckRelease(
   container: MedusaContainer,
@@ -160,7 +166,7 @@ async function flaggedStuckRelease(
   error: Error,
 ): Promise<boolean> {
   const data = readData(written);
-  if (!isReleasing(data) || !data.release_started_at) return false;
+  if (!isReleasing(data) || !data.release_started_at || data.review_reason) return false;
   if (Date.parse(data.release_started_at) > now.getTime() - RELEASE_REVIEW_AFTER_MS) return false;
   const flagged = { ...written, ...UNCLAIMED, review_reason: RELEASE_STUCK };
   if (!(await replaceSessionDataIfUnchanged(knexOf(container), sessionId, written, flagged))) return false;

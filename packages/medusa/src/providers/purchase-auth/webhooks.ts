@@ -137,6 +137,8 @@ async function finishReleasing(
       service_status: data.service_status,
       authorize_attempt: null,
       authorize_first_sent_at: null,
+      // Released: a flag asking a person to check the stuck release no longer applies.
+      review_reason: null,
     });
     context.logger?.warn(
       `purchase-auth: payment session ${sessionId} was being released by the reconcile job (the answer was lost); the service's order ${data.order_id} is released (${data.service_status}), Medusa records no payment for it`,
