@@ -9,7 +9,8 @@ import { syncProviderTests } from "./support/sync-provider-tests";
 // committed at the service but its answer is lost, the deletion is refused and the session stays.
 // The late authorization.succeeded must not authorize it (Medusa would record a payment for an order
 // the service cancelled): deletePayment marks it releasing first, as the reconcile job does, and
-// the job's next run finishes the release.
+// the job's next run finishes the release. Nor may a delete release an order while a checkout holds
+// a live resend claim (it is about to return authorized): the delete is refused, nothing released.
 
 syncProviderTests(
   "delete-release-lost-answer",
@@ -24,6 +25,7 @@ syncProviderTests(
     sessionData,
     runJob,
     pg,
+    provider,
   }) => {
     /** The webhook as Medusa processes it: an authorized action makes Medusa authorize the session. */
     async function processWebhook(sessionId: string, event: Parameters<typeof deliverWebhook>[2]) {
@@ -123,6 +125,44 @@ syncProviderTests(
         order_id: null,
         release_started_at: null,
         resend_claimed_by: JOB_CLAIM,
+      });
+    });
+
+    it("deleting an unknown session between a checkout's confirmed claim and Medusa's write is refused: nothing is released", async () => {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, 84);
+      const { orderId } = (await authorizeWithLostAnswer(payment, sandbox(), session.id)).data;
+      const prov = provider();
+      const original = prov.authorizePayment;
+      let deleteOutcome: unknown = "not run";
+      prov.authorizePayment = async function (this: typeof prov, ...args: Parameters<typeof original>) {
+        const result = await original.apply(this, args);
+        if (deleteOutcome === "not run") {
+          // The storefront re-initiates payment in another tab: Medusa's deletePaymentSession reads
+          // the session now (the checkout's claim confirmed and renewed, its result not yet written).
+          const [read] = await payment.listPaymentSessions({ id: session.id });
+          deleteOutcome = await prov.deletePayment({ data: read!.data }).then(
+            () => "released",
+            (error: Error) => `refused: ${error.message}`,
+          );
+        }
+        return result;
+      };
+      let authorized: unknown;
+      try {
+        authorized = await payment.authorizePaymentSession(session.id, {}).catch((e: Error) => e);
+      } finally {
+        prov.authorizePayment = original;
+      }
+      const payments = await payment.listPayments({ payment_session_id: session.id });
+      expect({
+        deleteOutcome,
+        paymentRecorded: payments.length > 0 && !(authorized instanceof Error),
+        serviceOrder: serviceOrder(orderId)?.status,
+      }).toEqual({
+        deleteOutcome: expect.stringMatching(/^refused: .*nothing was released/),
+        paymentRecorded: true,
+        serviceOrder: "NotActivated",
       });
     });
   },

@@ -234,7 +234,11 @@ export async function deletePayment(
  * deletePayment's mark, the reconcile job's guarded write: the session becomes releasing only while
  * its data is still what Medusa read, so if the release's answer is lost the late
  * authorization.succeeded never authorizes it (webhooks repeat the release or leave it to the job,
- * whose next run finishes it). Should Medusa have deleted the row meanwhile, the release goes ahead:
+ * whose next run finishes it). It also requires that nobody holds a live resend claim (the delete
+ * holds none): Medusa may have read the session after a checkout confirmed (and renewed) its claim,
+ * while that checkout is about to return authorized and Medusa to record its payment; releasing
+ * then would cancel the order Medusa records as paid. A live claim refuses the delete (CONFLICT),
+ * nothing released. Should Medusa have deleted the row meanwhile, the release goes ahead:
  * a late success for a deleted session finds no session and is released too (same keys), never
  * authorized.
  */
@@ -245,7 +249,9 @@ function deleteReleaseIntent(
   return async (releasing) => {
     const sessionId = releasing.session_id;
     if (!sessionId) return false;
-    if (await context.records.replaceDataIfUnchanged(sessionId, stored, writeData(releasing))) return true;
+    if (await context.records.replaceDataIfUnchangedAndUnclaimed(sessionId, stored, writeData(releasing))) {
+      return true;
+    }
     return await context.records.sessionDeleted(sessionId);
   };
 }

@@ -163,13 +163,16 @@ export class PaymentModuleRecords {
     return await releaseClaim(this.#pg(), sessionId, claim, alongside);
   }
 
-  /** Writes `data` only while the session's data still is `read` (see replaceSessionDataIfUnchanged). */
-  async replaceDataIfUnchanged(
+  /**
+   * Writes `data` only while the session's data still is `read` and nobody holds a live resend claim
+   * on it (see replaceSessionDataIfUnchanged with `unclaimedAt`).
+   */
+  async replaceDataIfUnchangedAndUnclaimed(
     sessionId: string,
     read: Record<string, unknown> | null,
     data: Record<string, unknown>,
   ): Promise<boolean> {
-    return await replaceSessionDataIfUnchanged(this.#pg(), sessionId, read, data);
+    return await replaceSessionDataIfUnchanged(this.#pg(), sessionId, read, data, new Date());
   }
 
   /** Whether the session's row is gone or deleted (see sessionRowAnyState). */

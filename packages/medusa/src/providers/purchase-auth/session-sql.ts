@@ -242,18 +242,27 @@ export async function heldByNobody(
  * stored data still equals `read` (what the caller read before its network call) and it is not
  * deleted. True when written; false when anything changed it meanwhile (then nothing is written, and
  * the caller reads it again later). `updated_at` becomes now, as with the module's update.
+ * With `unclaimedAt` it also requires that nobody holds a live resend claim at that time (none, or
+ * one older than RESEND_CLAIM_TTL_MS): for a writer that holds no claim of its own (deletePayment),
+ * even when `read` already carried the claim.
  */
 export async function replaceSessionDataIfUnchanged(
   knex: Knex,
   sessionId: string,
   read: Record<string, unknown> | null,
   data: Record<string, unknown>,
+  unclaimedAt?: Date,
 ): Promise<boolean> {
+  const staleBefore = unclaimedAt
+    ? new Date(unclaimedAt.getTime() - RESEND_CLAIM_TTL_MS).toISOString()
+    : null;
   const { rows } = await knex.raw(
     `update payment_session set data = ?::jsonb, updated_at = now()
      where id = ? and deleted_at is null and data is not distinct from ?::jsonb
+       and (?::timestamptz is null or data->>'resend_claimed_at' is null
+            or (data->>'resend_claimed_at')::timestamptz <= ?::timestamptz)
      returning id`,
-    [JSON.stringify(data), sessionId, read === null ? null : JSON.stringify(read)],
+    [JSON.stringify(data), sessionId, read === null ? null : JSON.stringify(read), staleBefore, staleBefore],
   );
   return rows.length > 0;
 }
