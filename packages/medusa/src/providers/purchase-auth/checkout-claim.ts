@@ -45,6 +45,16 @@ export async function refuseUnlessClaimStillHeld(
   const confirmed = await context.records.confirmClaim(sessionId, claim);
   if (confirmed?.held) return;
   const stored = confirmed?.data;
+  if (stored && settledByItsWebhook(stored, claim, outcome)) {
+    // Still refused: Medusa recorded the webhook's payment already, and would create a second one.
+    context.logger?.info(
+      `purchase-auth: payment session ${sessionId}: a checkout's resend of authorization attempt ${outcome.attempt} found the session ${stored.state} for the service's order ${stored.order_id}, settled by its webhook meanwhile; the checkout does not authorize it again (Medusa has its payment)`,
+    );
+    throw new MedusaError(
+      MedusaError.Types.CONFLICT,
+      "This payment was authorized meanwhile; complete the cart again.",
+    );
+  }
   const orderId =
     (outcome.kind === "done" ? outcome.result.orderId : undefined) ?? stored?.order_id ?? "none known";
   context.logger?.error(
@@ -59,6 +69,26 @@ export async function refuseUnlessClaimStillHeld(
   throw new MedusaError(
     MedusaError.Types.CONFLICT,
     "This payment's earlier authorization attempt is being settled right now; try again in a moment.",
+  );
+}
+
+/**
+ * True when the checkout's claim was never taken over (still on the session, as the checkout wrote
+ * it) and the session reads authorized (or captured) for the very order the resend names: the
+ * original authorization.succeeded webhook settled it while the checkout resent. Nothing to check.
+ */
+function settledByItsWebhook(
+  stored: PurchaseAuthData,
+  claim: ResendClaim,
+  outcome: Exclude<AuthorizationOutcome, { kind: "declined" }>,
+): boolean {
+  return (
+    stored.resend_claimed_at === claim.at &&
+    stored.resend_claimed_by === claim.by &&
+    (stored.state === "authorized" || stored.state === "captured") &&
+    outcome.kind === "done" &&
+    !!outcome.result.orderId &&
+    stored.order_id === outcome.result.orderId
   );
 }
 
