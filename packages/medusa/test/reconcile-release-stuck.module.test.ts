@@ -126,5 +126,31 @@ syncProviderTests(
       expect(serviceOrder(orderId)?.status).toBe("Cancelled");
       expect(await sessionData(session.id)).toMatchObject({ state: "canceled", review_reason: null });
     });
+
+    it("a release that begins and fails in a run given a later `now` is not flagged at once", async () => {
+      await orderLinkTable(medusaApp);
+      const { session } = await suite.openSession(payment, SYNC, 86);
+      const { orderId } = (await authorizeWithLostAnswer(payment, sandbox(), session.id)).data;
+      sandbox().injectFault({
+        kind: "unavailable",
+        match: { method: "GET", path: `/manage/orders/${orderId}` },
+        count: null,
+      });
+      const later = new Date(Date.now() + RELEASE_REVIEW_AFTER_MS + 60_000);
+      try {
+        // The release's age is measured against the run's `now`: it must begin at that `now` too.
+        const run = await runJob(later);
+        expect({ stillUnknown: run.stillUnknown, flagged: run.flagged }).toEqual({
+          stillUnknown: [session.id],
+          flagged: [],
+        });
+      } finally {
+        sandbox().clearFaults();
+      }
+      expect(await sessionData(session.id)).toMatchObject({
+        release_started_at: later.toISOString(),
+        review_reason: null,
+      });
+    });
   },
 );

@@ -286,7 +286,8 @@ const UNKNOWN_RELEASE_WHY = "its authorization's outcome was unknown and the car
 export async function resolveUnknownAuthorization(
   context: ProviderContext,
   data: PurchaseAuthData,
-  _now?: Date,
+  /** The caller's clock (the job run's `now`, which measures the release's age later); else the wall clock. */
+  now: Date = new Date(),
   recordIntent?: RecordReleaseIntent,
 ): Promise<UnknownResolution> {
   const sessionId = data.session_id;
@@ -333,7 +334,7 @@ export async function resolveUnknownAuthorization(
     ...data,
     authorization_id: outcome.result.authorizationId,
     order_id: outcome.result.orderId,
-    release_started_at: new Date().toISOString(),
+    release_started_at: now.toISOString(),
     release_key_base: sessionId,
   };
   if (recordIntent && !(await recordIntent(releasing))) return { kind: "changed", data: releasing };
