@@ -24,7 +24,8 @@ export interface ReconcileReport {
  * them), with the same idempotency key, while the service still answers for it (core refuses a key
  * too old to send safely). What it finds is settled: an order is released in full, a decline marks
  * the session failed. After the window the session is flagged for review (`review_reason` in its
- * data) and left alone. Each session is claimed before its key is sent again (resolve-unknown-session.ts):
+ * data) and left alone, unless it is releasing: its release is repeated every run, flagged or not,
+ * until it is known (resolve-unknown-session.ts). Each session is claimed before its key is sent again (resolve-unknown-session.ts):
  * a session no longer unknown on the attempt read, or being resent by a checkout, is skipped; while
  * the job holds the claim a checkout does not resend the key and a webhook does not authorize the
  * session. So it may run beside checkouts, webhooks and itself without releasing an order Medusa
