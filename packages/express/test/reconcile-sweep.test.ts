@@ -66,6 +66,49 @@ describe("the reconciler's sweep of pending charges", () => {
     expect(authorizations).toHaveLength(1);
   });
 
+  it("after an outage spreads the lost answers over passes, 1,000 sends a pass, and charges each order once", async () => {
+    const store = new MemoryChargeStore();
+    const { data, app } = await shop({
+      store,
+      receiveWebhooks: false,
+      reconcileIntervalMs: 0,
+      clientOptions: { maxRetries: 1 },
+    });
+    const sandbox = shops.sandbox();
+    // The service commits every create and every answer is lost, until the outage ends.
+    const faultId = sandbox.injectFault({
+      kind: "drop_after_commit",
+      match: { path: "/purchase/authorizations" },
+      count: null,
+    });
+    const customer = data.customer();
+    const carts = Array.from({ length: 1_200 }, () => data.cart(customer));
+    for (const cartId of carts) expect((await charge(app, customer, { cartId })).status).toBe(503);
+    const fired = () => sandbox.faults().find((fault) => fault.faultId === faultId)!.fired;
+    // The client's own retries of a dropped answer: the same number for every send of a key.
+    const attemptsPerSend = fired() / carts.length;
+    expect(Number.isInteger(attemptsPerSend)).toBe(true);
+
+    // Still down: each pass resends five pages of the unanswered charges, not also the sweep's.
+    const sendsPerPass: number[] = [];
+    for (let pass = 0; pass < 2; pass++) {
+      const before = fired();
+      await app.router.reconcile();
+      sendsPerPass.push((fired() - before) / attemptsPerSend);
+    }
+    expect(sendsPerPass).toEqual([1_000, 200]);
+
+    sandbox.clearFaults();
+    let resolved = 0;
+    for (let pass = 0; pass < 2; pass++) resolved += (await app.router.reconcile()).resolved;
+    expect(resolved).toBe(1_200);
+    for (const cartId of carts) {
+      expect(await store.findByReference(data.referenceOf(cartId))).toMatchObject({ status: "captured" });
+    }
+    // One authorization per order at the service: every resend met its key.
+    expect(sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1_200);
+  }, 60_000);
+
   it("goes on where the last pass stopped: a pass is bounded, the sweep reaches every charge", async () => {
     const store = new MemoryChargeStore();
     const { app } = await shop({ store, receiveWebhooks: false, reconcileIntervalMs: 0 });

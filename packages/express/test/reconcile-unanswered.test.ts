@@ -85,46 +85,4 @@ describe("the reconciler and unanswered charges", () => {
     expect(report.examined).toBe(300);
     expect(seen.size).toBe(300);
   });
-
-  it("sends each unanswered charge at most once per pass and every one within two passes", async () => {
-    const store = new MemoryChargeStore();
-    const base = Date.now() - 20 * 60_000;
-    const schedule = nextWeek();
-    for (let i = 0; i < 2_500; i++)
-      await store.create(chargeSentAt(base - 3_600_000 + i, schedule, { authorizationId: randomUUID() }));
-    const keys: string[] = [];
-    for (let i = 0; i < 1_500; i++) {
-      const c = chargeSentAt(base + i * 10, schedule);
-      keys.push(c.pendingAuthorization!.idempotencyKey);
-      await store.create(c);
-    }
-    const sent: string[] = [];
-    const client = {
-      authorizations: {
-        create: async (_r: AuthorizationRequest, options?: WriteOptions) => {
-          sent.push(options!.idempotencyKey!);
-          throw new Error("unknown outcome");
-        },
-      },
-      orders: { capture: async () => ({}) },
-      verifyWebhook: () => undefined,
-      close: async () => undefined,
-    } as unknown as PurchaseAuthClient;
-    const router = offlineRouter({ store, client, clientOptions: undefined } as never);
-    const perPass: string[][] = [];
-    for (let pass = 0; pass < 4; pass++) {
-      sent.length = 0;
-      const report = await router.reconcile();
-      perPass.push([...sent]);
-      expect(new Set(sent).size).toBe(sent.length);
-      // Five pages of 200: the unanswered pages' own, never the sweep's extra sends.
-      expect(sent.length).toBeLessThanOrEqual(1_000);
-      expect(report.stillUnknown).toBe(sent.length);
-    }
-    await router.close();
-    for (let pass = 0; pass + 1 < perPass.length; pass++) {
-      const both = new Set([...perPass[pass]!, ...perPass[pass + 1]!]);
-      expect(keys.filter((key) => !both.has(key))).toEqual([]);
-    }
-  });
 });
