@@ -1,6 +1,5 @@
-import type { WebhookEvent } from "@purchase-auth/core";
 import { expect, it } from "vitest";
-import { deliverWebhook } from "./support/lost-answer";
+import { deliverWebhook, type SucceededEvent, succeededEventOf } from "./support/lost-answer";
 import { moduleSandbox } from "./support/module-suite";
 import { storeCustomerToken } from "./support/payment-module";
 import { paymentModuleTests } from "./support/payment-module-tests";
@@ -20,8 +19,6 @@ const SYNC = "pp_purchase-auth_sync";
 const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
 const { logger, lines } = recordingLogger();
 
-type Succeeded = WebhookEvent & { data: { orderId: string; authorizationId: string } };
-
 paymentModuleTests(
   suite,
   {
@@ -40,17 +37,7 @@ paymentModuleTests(
       const sandbox = suite.state.sandbox!;
       const { session } = await suite.openSession(payment, provider, amount);
       expect(await payment.authorizePaymentSession(session.id, {})).toBeNull();
-      await sandbox.settle();
-      const succeeded = sandbox
-        .events()
-        .map((entry) => entry.event)
-        .find(
-          (event) =>
-            event.type === "authorization.succeeded" &&
-            (event.data as { actionReference?: string }).actionReference === session.id,
-        ) as Succeeded | undefined;
-      expect(succeeded).toBeDefined();
-      return { session, succeeded: succeeded! };
+      return { session, succeeded: await succeededEventOf(sandbox, session.id) };
     }
 
     it("a success for a pending (202) session Medusa deleted releases the service's order, logged at WARN", async () => {
@@ -93,11 +80,11 @@ paymentModuleTests(
 
     it("a success naming a gone session releases nothing while a live session holds its authorization", async () => {
       const { session: live, succeeded } = await acceptedWithSuccess(82);
-      const stray: Succeeded = {
+      const stray: SucceededEvent = {
         ...succeeded,
         id: `${succeeded.id}-stray`,
         data: { ...succeeded.data, actionReference: "payses_never_existed" },
-      } as Succeeded;
+      } as SucceededEvent;
       expect((await deliverWebhook(payment, "purchase-auth_async", stray, WEBHOOK_SECRET)).action).toBe(
         "not_supported",
       );

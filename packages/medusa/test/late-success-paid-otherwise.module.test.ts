@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { deliverWebhook } from "./support/lost-answer";
+import { deliverWebhook, succeededEventOf } from "./support/lost-answer";
 import { moduleSandbox } from "./support/module-suite";
 import { storeCustomerToken } from "./support/payment-module";
 import { paymentModuleTests } from "./support/payment-module-tests";
@@ -31,16 +31,7 @@ paymentModuleTests(
       const sandbox = suite.state.sandbox!;
       const { session: late } = await suite.openSession(payment, ASYNC, 61);
       expect(await payment.authorizePaymentSession(late.id, {})).toBeNull();
-      await sandbox.settle();
-      const succeeded = sandbox
-        .events()
-        .map((entry) => entry.event)
-        .find(
-          (event) =>
-            event.type === "authorization.succeeded" &&
-            (event.data as { actionReference?: string }).actionReference === late.id,
-        );
-      expect(succeeded).toBeDefined();
+      const succeeded = await succeededEventOf(sandbox, late.id);
       const orderId = (succeeded!.data as { orderId: string }).orderId;
 
       // Its webhook is lost; the collection is paid by another session.

@@ -2,6 +2,7 @@ import { signWebhook } from "@purchase-auth/core";
 import { expect, it } from "vitest";
 import type { PurchaseAuthProviderService } from "../src/providers/purchase-auth/service";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
+import { succeededEventOf } from "./support/lost-answer";
 import { moduleSandbox, providerOf } from "./support/module-suite";
 import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
@@ -48,16 +49,7 @@ paymentModuleTests(
       expect(unknown?.data).toMatchObject({ state: "unknown", authorize_attempt: 1 });
 
       // The service makes its attempt: authorized. Its webhook has not reached Medusa yet.
-      await sandbox.settle();
-      const succeeded = sandbox
-        .events()
-        .map((entry) => entry.event)
-        .find(
-          (event) =>
-            event.type === "authorization.succeeded" &&
-            (event.data as { actionReference?: string }).actionReference === session.id,
-        );
-      expect(succeeded).toBeDefined();
+      const succeeded = await succeededEventOf(sandbox, session.id);
       const orderId = (succeeded!.data as { orderId: string }).orderId;
 
       // The job resends the key (the service replays its 202); the webhook arrives just then. It

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { PaymentModuleRecords } from "../src/providers/purchase-auth/payment-module-records";
-import { deliverWebhook } from "./support/lost-answer";
+import { deliverWebhook, succeededEventOf } from "./support/lost-answer";
 import { moduleSandbox, providerOf } from "./support/module-suite";
 import { paymentModuleTests } from "./support/payment-module-tests";
 import { recordingLogger } from "./support/recording-logger";
@@ -34,16 +34,7 @@ paymentModuleTests(
       // as soon as the call returns.
       const deliverSuccess = async () => {
         armed = false;
-        await sandbox.settle();
-        const succeeded = sandbox
-          .events()
-          .map((entry) => entry.event)
-          .find(
-            (event) =>
-              event.type === "authorization.succeeded" &&
-              (event.data as { actionReference?: string }).actionReference === session.id,
-          );
-        expect(succeeded).toBeDefined();
+        const succeeded = await succeededEventOf(sandbox, session.id);
         orderId = (succeeded!.data as { orderId: string }).orderId;
         const action = await deliverWebhook(payment, "purchase-auth_async", succeeded!, WEBHOOK_SECRET);
         expect(action.action).toBe("authorized");

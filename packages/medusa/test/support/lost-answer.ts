@@ -26,6 +26,17 @@ export async function authorizeWithLostAnswer(
   }
   const [unknown] = await payment.listPaymentSessions({ id: sessionId });
   expect(unknown?.data).toMatchObject({ state: "unknown", authorize_attempt: 1 });
+  return succeededEventOf(sandbox, sessionId);
+}
+
+/** A succeeded authorization's webhook event. */
+export type SucceededEvent = WebhookEvent & { data: { orderId: string; authorizationId: string } };
+
+/**
+ * The authorization.succeeded event the service sent for `sessionId` (its actionReference), once
+ * the service's scheduled work has run; undelivered unless a webhook URL is registered.
+ */
+export async function succeededEventOf(sandbox: SandboxServer, sessionId: string): Promise<SucceededEvent> {
   await sandbox.settle();
   const succeeded = sandbox
     .events()
@@ -36,7 +47,7 @@ export async function authorizeWithLostAnswer(
         (event.data as { actionReference?: string }).actionReference === sessionId,
     );
   expect(succeeded).toBeDefined();
-  return succeeded as WebhookEvent & { data: { orderId: string } };
+  return succeeded as SucceededEvent;
 }
 
 /** Medusa's webhook subscriber's first step: the provider's action for a signed event. */
