@@ -3,8 +3,9 @@ import type { AttemptSchedule } from "@purchase-auth/core";
 import { type ChargeRecord, type PurchaseAuthOptions, purchaseAuth } from "../../src/index.js";
 import { pendingCharge } from "./charges-kit.js";
 
-// The reconciler over a store a test fills itself: a router whose client points nowhere (nothing
-// here is sent), and the charges a store holds once their create call was recorded.
+// The reconciler over a store a test fills itself: a router whose client points nowhere unless the
+// test gives its own (nothing here is sent), and the charges a store holds once their create call
+// was recorded.
 
 /** A router on `store` for `router.reconcile()`: no shop, no background passes, quiet. */
 export function offlineRouter(options: Pick<PurchaseAuthOptions, "store"> & Partial<PurchaseAuthOptions>) {
@@ -49,6 +50,25 @@ export function chargeSentAt(
     },
     ...overrides,
   });
+}
+
+/**
+ * `chargeSentAt`'s charge with a create call the sandbox accepts, for a test that resends it there:
+ * two kilos of beans (the charge's 49.80 EUR) for `customerToken`, a token of the sandbox's.
+ */
+export function sandboxChargeSentAt(
+  customerToken: string,
+  sentAt: number,
+  schedule: AttemptSchedule,
+  overrides: Partial<ChargeRecord> = {},
+): ChargeRecord {
+  const charge = chargeSentAt(sentAt, schedule, overrides);
+  const { request } = charge.pendingAuthorization!;
+  request.customerToken = customerToken;
+  request.order.items = [
+    { id: "beans-1kg", description: "Coffee beans 1 kg", unitPrice: "24.90", quantity: "2", vat: "14" },
+  ];
+  return charge;
 }
 
 /** An absolute schedule of one attempt a week from now. */
