@@ -165,6 +165,29 @@ describe("merchant routes", () => {
     expect(cancelAgain.json).toMatchObject({ status: "cancelled", operation: { outcome: "already_done" } });
   });
 
+  it("a partial capture or a refund the service refuses is never 'already done', even on a fully captured or returned order", async () => {
+    const { data, app } = await shop({ authorizeMerchant: staffOnly });
+    const { id } = await authorizedCharge(data, app);
+    const merchantPost = (path: string, body: unknown) =>
+      call(app, "POST", `/charges/${id}/${path}`, { merchant: true, body });
+    expect((await merchantPost("capture", { sequence: "all" })).json.order.status).toBe("Activated");
+
+    // Everything is captured by another write: capturing 1.00 more moves nothing, and says so.
+    const captureMore = await merchantPost("capture", { amount: "1.00", sequence: "one-more" });
+    expect(captureMore.status).toBe(409);
+    expect(captureMore.json.reason).toBe("INVALID_ORDER_STATE");
+    expect(orderOf(id).operations.filter((operation) => operation.type === "capture")).toHaveLength(1);
+
+    const refundAll = await merchantPost("refund", { amount: "138.80", sequence: "refund-all" });
+    expect(refundAll.json).toMatchObject({ status: "refunded", operation: { outcome: "done" } });
+    // Everything is returned: a further refund is refused, not answered as if it had been paid back.
+    const refundMore = await merchantPost("refund", { amount: "5.00", sequence: "refund-more" });
+    expect(refundMore.status).toBe(409);
+    expect(refundMore.json.reason).toBe("INVALID_ORDER_STATE");
+    expect(orderOf(id).refundedAmount).toBe("138.80");
+    expect(orderOf(id).operations.filter((operation) => operation.type === "refund")).toHaveLength(1);
+  });
+
   it("a write the order's state does not allow is a 409 problem with the reason", async () => {
     const { data, app } = await shop({ authorizeMerchant: staffOnly });
     const { id } = await authorizedCharge(data, app);

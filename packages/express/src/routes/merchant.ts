@@ -26,7 +26,7 @@ import type { RouteContext } from "./context.js";
 // POST /charges/:authorizationId/capture | cancel | refund, for merchants only (authorizeMerchant,
 // default deny). Each write carries a key derived from the reference, the operation and a sequence
 // number (given by the caller, or counted by the store), so a retried request never captures or
-// refunds twice; a write the service says is already done counts as done.
+// refunds twice; a capture of the rest or a cancel the service finds already done counts as done.
 
 /** An exact amount: a decimal string, or a number that is exactly one (never rounded). */
 const amountField = z.preprocess(
@@ -62,12 +62,21 @@ function requiresSequence(operation: MerchantOperation, body: { amount?: string 
   return operation === "refund" || (operation === "capture" && body.amount !== undefined);
 }
 
-/** Order statuses in which the operation has nothing left to do: a retry that finds them succeeded. */
-const ALREADY_DONE: Record<MerchantOperation, ReadonlyArray<OrderStatus>> = {
+/**
+ * Order statuses in which a write that names no amount (capture the rest, cancel) has nothing left
+ * to do, so a retry that finds them succeeded. A write with an amount (a partial capture, a refund)
+ * never does: its own key would replay its success, so a refusal means it moved nothing.
+ */
+const ALREADY_DONE: Record<"capture" | "cancel", ReadonlyArray<OrderStatus>> = {
   capture: ["Activated", "PartReturned", "Returned"],
   cancel: ["Cancelled", "Expired", "Activated", "PartReturned", "Returned"],
-  refund: ["Returned"],
 };
+
+/** True when the order shows that the write `operation` (with `amount` or without) has nothing left to do. */
+function hasNothingLeftToDo(operation: MerchantOperation, amount: string | undefined, order: Order): boolean {
+  if (amount !== undefined || operation === "refund") return false;
+  return ALREADY_DONE[operation].includes(order.status);
+}
 
 export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): RequestHandler {
   const { options, charges } = ctx;
@@ -145,7 +154,7 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
           throw error;
         }
         const order = await readOrder(orderId, signal);
-        if (!ALREADY_DONE[operation].includes(order.status)) {
+        if (!hasNothingLeftToDo(operation, body.amount, order)) {
           await charges.apply(
             charge.reference,
             operationNews(sequence, fingerprint, "refused"),
@@ -217,9 +226,8 @@ function operationFingerprint(operation: MerchantOperation, amount: string | und
  * key moved its amount (a key never carries another body: the sequence is reserved first).
  */
 function orderShows(operation: MerchantOperation, amount: string | undefined, order: Order): boolean {
-  if (operation === "capture" && amount === undefined) return ALREADY_DONE.capture.includes(order.status);
-  if (operation === "cancel") return ALREADY_DONE.cancel.includes(order.status);
-  return true;
+  if (operation === "refund" || amount !== undefined) return true;
+  return hasNothingLeftToDo(operation, amount, order);
 }
 
 /** The service answered, and refused: nothing moved, and the key now holds that refusal. */
