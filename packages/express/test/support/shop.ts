@@ -109,11 +109,13 @@ export type AppOptions = Partial<Omit<PurchaseAuthOptions, "clientOptions">> & {
   beforeRouter?: (app: express.Express) => void;
   /** The app's own mounts after the router (the separately mounted merchant routes, say). */
   afterRouter?: (app: express.Express, router: PurchaseAuthRouter) => void;
+  /** Listen on this port (a restart where the webhooks already point); default any free one. */
+  port?: number;
 };
 
 /** Starts one instance of the shop. */
 export async function startShopApp(data: ShopData, options: AppOptions = {}): Promise<ShopApp> {
-  const { clientOptions, receiveWebhooks = true, beforeRouter, afterRouter, ...rest } = options;
+  const { clientOptions, receiveWebhooks = true, beforeRouter, afterRouter, port = 0, ...rest } = options;
   const appliedEvents: ShopApp["appliedEvents"] = [];
   const appErrors: unknown[] = [];
   const errorLogs: unknown[][] = [];
@@ -166,7 +168,7 @@ export async function startShopApp(data: ShopData, options: AppOptions = {}): Pr
     appErrors.push(error);
     answer(error, req, res, next);
   }) as express.ErrorRequestHandler);
-  const server = await listen(app);
+  const server = await listen(app, port);
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   if (receiveWebhooks) {
     data.sandbox.setWebhooks({
@@ -194,9 +196,11 @@ export async function startShopApp(data: ShopData, options: AppOptions = {}): Pr
 /** Lets merchant staff in: the header carries the app's staff key. */
 export const staffOnly = (req: express.Request) => req.get("x-merchant-key") === MERCHANT_KEY;
 
-function listen(app: express.Express): Promise<Server> {
+function listen(app: express.Express, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(0, "127.0.0.1", (error?: Error) => (error ? reject(error) : resolve(server)));
+    const server = app.listen(port, "127.0.0.1", (error?: Error) =>
+      error ? reject(error) : resolve(server),
+    );
   });
 }
 

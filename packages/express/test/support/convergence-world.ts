@@ -1,0 +1,191 @@
+import { randomUUID } from "node:crypto";
+import type { FaultSpec } from "@purchase-auth/sandbox";
+import { MemoryChargeStore } from "../../src/index.js";
+import { type Customer, call, charge, type ShopApp, type ShopData, staffOnly, startShopApp } from "./shop.js";
+
+// The world of the convergence property (convergence-property.test.ts): one merchant's shop on one
+// store, a customer with three carts, the steps a scenario is made of, and what the shop answered.
+
+/** Each cart: one line of beans, 2 × 24.90 = 49.80. */
+export const CARTS = 3;
+export type Operation = "capture" | "capture_rest" | "cancel" | "refund";
+export type Step =
+  | { kind: "pay"; cart: number; twice: boolean; fault?: FaultSpec }
+  | { kind: "press"; cart: number; operation: Operation; fault?: FaultSpec }
+  | { kind: "restart" }
+  | { kind: "reconcile" }
+  | { kind: "webhooks"; duplicate: boolean; outOfOrder: boolean }
+  | { kind: "advance"; minutes: number };
+
+/** What the scenarios did, printed at the end: proof the property was not vacuous. */
+export const tally = {
+  scenarios: 0,
+  steps: 0,
+  faultsFired: 0,
+  restarts: 0,
+  presses: 0,
+  pressesDone: 0,
+  pressesRefused: 0,
+  authorized: 0,
+};
+
+/** One press of a merchant's button, retried with its sequence after a 5xx or a network error. */
+export interface Press {
+  cart: number;
+  operation: Operation;
+  /** Unique in the scenario, so the service's operations tell which press moved money. */
+  amount?: string;
+  sequence: string;
+  /** The last answer: undefined while only 5xx and network errors came back. */
+  answer?: { status: number; outcome?: string };
+}
+
+/** A scenario's world: one merchant's shop on one store, its carts, and what it answered. */
+export class World {
+  readonly data: ShopData;
+  readonly store = new MemoryChargeStore();
+  readonly customer: Customer;
+  readonly carts: string[];
+  readonly presses: Press[] = [];
+  /** Every 2xx the shop answered a shopper, with the charge it showed. */
+  readonly paidAnswers: Array<{ cart: number; status: string; authorizationId?: string }> = [];
+  /** The references the shop raised an alert about. */
+  readonly alerted = new Set<string>();
+  app!: ShopApp;
+  /** The shop's port, kept across restarts. */
+  #port = 0;
+  #nextCents = 101;
+
+  constructor(data: ShopData) {
+    this.data = data;
+    // Funds for two of the three carts: the third is declined until money is released (a double
+    // charge would show as a decline too).
+    this.customer = data.customer({ funds: "99.60" });
+    this.carts = Array.from({ length: CARTS }, () => data.cart(this.customer));
+  }
+
+  /** Starts the shop; a restart listens where the sandbox's webhooks already point. */
+  async start(): Promise<void> {
+    this.app = await startShopApp(this.data, {
+      port: this.#port,
+      allowedTimings: ["asap"],
+      store: this.store,
+      captureMode: "Manual",
+      authorizeMerchant: staffOnly,
+      reconcileIntervalMs: 0,
+      now: () => this.data.sandbox.now(),
+      onAlert: (alert) => {
+        this.alerted.add(alert.reference);
+      },
+      clientOptions: { maxRetries: 1, timeoutMs: 2_000 },
+    });
+    this.#port = Number(new URL(this.app.url).port);
+  }
+
+  async run(step: Step): Promise<void> {
+    const { sandbox } = this.data;
+    switch (step.kind) {
+      case "pay":
+        await this.#withFault(step.fault, () =>
+          Promise.all(Array.from({ length: step.twice ? 2 : 1 }, () => this.#pay(step.cart))),
+        );
+        return;
+      case "press":
+        await this.#withFault(step.fault, () => this.#press(this.#newPress(step.cart, step.operation)));
+        return;
+      case "restart":
+        tally.restarts++;
+        await this.app.close();
+        await this.start();
+        return;
+      case "reconcile":
+        await this.app.router.reconcile();
+        return;
+      case "webhooks":
+        sandbox.setWebhookDelivery({ duplicate: step.duplicate, outOfOrder: step.outOfOrder });
+        return;
+      case "advance":
+        sandbox.advanceClock(step.minutes * 60_000);
+        await sandbox.settle();
+    }
+  }
+
+  /** Runs `step` with `fault` injected before it (left active after it) and counts how often it fired. */
+  async #withFault(fault: FaultSpec | undefined, step: () => Promise<unknown>): Promise<void> {
+    const { sandbox } = this.data;
+    const faultId = fault === undefined ? undefined : sandbox.injectFault(fault);
+    await step();
+    if (faultId === undefined) return;
+    // A fault that fired its count is no longer listed.
+    tally.faultsFired += sandbox.faults().find((view) => view.faultId === faultId)?.fired ?? fault!.count!;
+  }
+
+  /** A shopper as the README has them: the same POST again after a 5xx or a network error. */
+  async #pay(cart: number, tries = 3): Promise<void> {
+    // The last cart is paid "as soon as possible": accepted (202), its outcome told by webhook.
+    const timing = cart === CARTS - 1 ? "asap" : "now";
+    for (let attempt = 0; attempt < tries; attempt++) {
+      const reply = await charge(this.app, this.customer, { cartId: this.carts[cart], timing }).catch(
+        () => undefined,
+      );
+      if (reply === undefined || reply.status >= 500) continue;
+      if (reply.status < 300) {
+        this.paidAnswers.push({
+          cart,
+          status: reply.json.status,
+          authorizationId: reply.json.authorizationId,
+        });
+      }
+      return;
+    }
+  }
+
+  #newPress(cart: number, operation: Operation): Press {
+    const press: Press = { cart, operation, sequence: `press-${randomUUID()}` };
+    if (operation === "capture" || operation === "refund") {
+      press.amount = (this.#nextCents++ / 100).toFixed(2);
+    }
+    this.presses.push(press);
+    return press;
+  }
+
+  /** The back office as the README has it: the same sequence again after a 5xx or a network error. */
+  async #press(press: Press, tries = 3): Promise<void> {
+    const charge = await this.store.findByReference(this.data.referenceOf(this.carts[press.cart]!));
+    if (charge?.authorizationId === undefined) return;
+    const name = press.operation === "capture_rest" ? "capture" : press.operation;
+    const body =
+      press.amount === undefined
+        ? { sequence: press.sequence }
+        : { amount: press.amount, sequence: press.sequence };
+    for (let attempt = 0; attempt < tries; attempt++) {
+      const reply = await call(this.app, "POST", `/charges/${charge.authorizationId}/${name}`, {
+        merchant: true,
+        body,
+      }).catch(() => undefined);
+      if (reply !== undefined && reply.status < 500) {
+        press.answer = { status: reply.status, outcome: reply.json?.operation?.outcome };
+        tally.presses++;
+        if (reply.status === 200) tally.pressesDone++;
+        else tally.pressesRefused++;
+        return;
+      }
+    }
+  }
+
+  /** Faults off, webhooks delivered as they are, and the shop given every chance to learn the truth. */
+  async settle(): Promise<void> {
+    const { sandbox } = this.data;
+    sandbox.clearFaults();
+    sandbox.setWebhookDelivery({ duplicate: false, outOfOrder: false });
+    // The merchant comes back for every press whose answer never came, with its sequence.
+    for (const press of this.presses.filter((press) => press.answer === undefined))
+      await this.#press(press, 1);
+    for (const minutes of [0, 2, 10, 30, 120, 480]) {
+      if (minutes > 0) sandbox.advanceClock(minutes * 60_000);
+      await sandbox.settle();
+      await this.app.router.reconcile();
+      await sandbox.settle();
+    }
+  }
+}
