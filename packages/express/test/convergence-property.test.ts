@@ -2,14 +2,24 @@ import type { FaultSpec } from "@purchase-auth/sandbox";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { chargeStatusOfOrder } from "../src/charges/state-machine.js";
-import { CARTS, type Operation, type Step, tally, World } from "./support/convergence-world.js";
+import {
+  type Action,
+  CARTS,
+  type Instance,
+  type Operation,
+  type Step,
+  tally,
+  World,
+} from "./support/convergence-world.js";
 import { createShopData, useShops } from "./support/shop.js";
 
 // Issue 12's property: whatever faults hit the service's answers, however the shop restarts and
 // its webhooks arrive, every answer the shop gave was true and every charge ends where the service's
 // money is. Generated scenarios of shoppers paying (manual capture), merchants capturing, cancelling
-// and refunding with retries, faults on both kinds of write, restarts on the same store, reconcile
-// passes and virtual time; then the shop's records and answers are compared with the sandbox's.
+// and refunding with retries, on two instances of the shop sharing one store, some at the same
+// moment; faults on both kinds of write and on tokens, restarts, duplicated and reordered webhooks,
+// reconcile passes and virtual time. Then the shop's records and answers are compared with the
+// sandbox's.
 
 const shops = useShops();
 
@@ -44,34 +54,35 @@ function faultOn(path: string): fc.Arbitrary<FaultSpec | undefined> {
   });
 }
 
+const instance = fc.constantFrom<Instance>(0, 1);
+
+const payArbitrary: fc.Arbitrary<Action> = fc.record({
+  kind: fc.constant("pay" as const),
+  instance,
+  cart: fc.nat(CARTS - 1),
+  twice: fc.boolean(),
+  fault: faultOn("/purchase/authorizations"),
+});
+
+const pressArbitrary: fc.Arbitrary<Action> = fc.record({
+  kind: fc.constant("press" as const),
+  instance,
+  cart: fc.nat(CARTS - 1),
+  operation: fc.constantFrom<Operation>("capture", "capture", "capture_rest", "cancel", "refund", "refund"),
+  fault: faultOn("/purchase/orders"),
+});
+
+const actionArbitrary = fc.oneof(payArbitrary, pressArbitrary);
+
 const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 4, arbitrary: payArbitrary },
+  { weight: 5, arbitrary: pressArbitrary },
   {
-    weight: 4,
-    arbitrary: fc.record({
-      kind: fc.constant("pay" as const),
-      cart: fc.nat(CARTS - 1),
-      twice: fc.boolean(),
-      fault: faultOn("/purchase/authorizations"),
-    }),
+    weight: 2,
+    arbitrary: fc.tuple(actionArbitrary, actionArbitrary).map((actions): Step => ({ kind: "race", actions })),
   },
-  {
-    weight: 5,
-    arbitrary: fc.record({
-      kind: fc.constant("press" as const),
-      cart: fc.nat(CARTS - 1),
-      operation: fc.constantFrom<Operation>(
-        "capture",
-        "capture",
-        "capture_rest",
-        "cancel",
-        "refund",
-        "refund",
-      ),
-      fault: faultOn("/purchase/orders"),
-    }),
-  },
-  { weight: 1, arbitrary: fc.constant({ kind: "restart" as const }) },
-  { weight: 1, arbitrary: fc.constant({ kind: "reconcile" as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("restart" as const), instance }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("reconcile" as const), instance }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -183,7 +194,7 @@ describe("every answer true and every charge at the service's truth, over genera
           expect(await discrepancies(world)).toEqual([]);
         } finally {
           shops.sandbox().clearFaults();
-          await world.app.close();
+          await world.close();
         }
       }),
       {
@@ -201,5 +212,6 @@ describe("every answer true and every charge at the service's truth, over genera
     expect(tally.pressesRefused).toBeGreaterThan(0);
     expect(tally.faultsFired).toBeGreaterThan(0);
     expect(tally.restarts).toBeGreaterThan(0);
+    expect(tally.races).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -1,19 +1,35 @@
 import { randomUUID } from "node:crypto";
 import type { FaultSpec } from "@purchase-auth/sandbox";
 import { MemoryChargeStore } from "../../src/index.js";
-import { type Customer, call, charge, type ShopApp, type ShopData, staffOnly, startShopApp } from "./shop.js";
+import {
+  type Customer,
+  call,
+  charge,
+  type ShopApp,
+  type ShopData,
+  staffOnly,
+  startShopApp,
+  WEBHOOK_SECRET,
+} from "./shop.js";
 
-// The world of the convergence property (convergence-property.test.ts): one merchant's shop on one
-// store, a customer with three carts, the steps a scenario is made of, and what the shop answered.
+// The world of the convergence property (convergence-property.test.ts): one merchant's shop, two
+// instances of it on one store (the requests of a step go to one of them, and both receive every
+// webhook), a customer with three carts, the steps a scenario is made of, and what the shop answered.
 
 /** Each cart: one line of beans, 2 × 24.90 = 49.80. */
 export const CARTS = 3;
 export type Operation = "capture" | "capture_rest" | "cancel" | "refund";
+/** Which of the shop's two instances a step's requests go to. */
+export type Instance = 0 | 1;
+export type Action =
+  | { kind: "pay"; instance: Instance; cart: number; twice: boolean; fault?: FaultSpec }
+  | { kind: "press"; instance: Instance; cart: number; operation: Operation; fault?: FaultSpec };
 export type Step =
-  | { kind: "pay"; cart: number; twice: boolean; fault?: FaultSpec }
-  | { kind: "press"; cart: number; operation: Operation; fault?: FaultSpec }
-  | { kind: "restart" }
-  | { kind: "reconcile" }
+  | Action
+  /** Two actions at once (a shopper's retry meeting a merchant's press, two instances, one cart). */
+  | { kind: "race"; actions: [Action, Action] }
+  | { kind: "restart"; instance: Instance }
+  | { kind: "reconcile"; instance: Instance }
   | { kind: "webhooks"; duplicate: boolean; outOfOrder: boolean }
   | { kind: "advance"; minutes: number };
 
@@ -23,6 +39,7 @@ export const tally = {
   steps: 0,
   faultsFired: 0,
   restarts: 0,
+  races: 0,
   presses: 0,
   pressesDone: 0,
   pressesRefused: 0,
@@ -40,7 +57,7 @@ export interface Press {
   answer?: { status: number; outcome?: string };
 }
 
-/** A scenario's world: one merchant's shop on one store, its carts, and what it answered. */
+/** A scenario's world: one merchant's shop (two instances, one store), its carts, and what it answered. */
 export class World {
   readonly data: ShopData;
   readonly store = new MemoryChargeStore();
@@ -51,9 +68,9 @@ export class World {
   readonly paidAnswers: Array<{ cart: number; status: string; authorizationId?: string }> = [];
   /** The references the shop raised an alert about. */
   readonly alerted = new Set<string>();
-  app!: ShopApp;
-  /** The shop's port, kept across restarts. */
-  #port = 0;
+  readonly apps: ShopApp[] = [];
+  /** Each instance's port, kept across restarts (the sandbox's webhooks point there). */
+  readonly #ports = [0, 0];
   #nextCents = 101;
 
   constructor(data: ShopData) {
@@ -64,10 +81,25 @@ export class World {
     this.carts = Array.from({ length: CARTS }, () => data.cart(this.customer));
   }
 
-  /** Starts the shop; a restart listens where the sandbox's webhooks already point. */
+  /** Starts both instances and points the sandbox's webhooks at both. */
   async start(): Promise<void> {
-    this.app = await startShopApp(this.data, {
-      port: this.#port,
+    for (const instance of [0, 1] as const) await this.#start(instance);
+    this.data.sandbox.setWebhooks({
+      merchantId: this.data.merchant.merchantId,
+      urls: this.apps.map((app) => `${app.url}/payments/webhooks`),
+      secrets: [WEBHOOK_SECRET],
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.apps.map((app) => app.close()));
+  }
+
+  /** Starts one instance; a restart listens where the sandbox's webhooks already point. */
+  async #start(instance: Instance): Promise<void> {
+    const app = await startShopApp(this.data, {
+      port: this.#ports[instance],
+      receiveWebhooks: false,
       allowedTimings: ["asap"],
       store: this.store,
       captureMode: "Manual",
@@ -79,27 +111,28 @@ export class World {
       },
       clientOptions: { maxRetries: 1, timeoutMs: 2_000 },
     });
-    this.#port = Number(new URL(this.app.url).port);
+    this.apps[instance] = app;
+    this.#ports[instance] = Number(new URL(app.url).port);
   }
 
   async run(step: Step): Promise<void> {
     const { sandbox } = this.data;
     switch (step.kind) {
       case "pay":
-        await this.#withFault(step.fault, () =>
-          Promise.all(Array.from({ length: step.twice ? 2 : 1 }, () => this.#pay(step.cart))),
-        );
-        return;
       case "press":
-        await this.#withFault(step.fault, () => this.#press(this.#newPress(step.cart, step.operation)));
+        await this.#act(step);
+        return;
+      case "race":
+        tally.races++;
+        await Promise.all(step.actions.map((action) => this.#act(action)));
         return;
       case "restart":
         tally.restarts++;
-        await this.app.close();
-        await this.start();
+        await this.apps[step.instance]!.close();
+        await this.#start(step.instance);
         return;
       case "reconcile":
-        await this.app.router.reconcile();
+        await this.apps[step.instance]!.router.reconcile();
         return;
       case "webhooks":
         sandbox.setWebhookDelivery({ duplicate: step.duplicate, outOfOrder: step.outOfOrder });
@@ -108,6 +141,17 @@ export class World {
         sandbox.advanceClock(step.minutes * 60_000);
         await sandbox.settle();
     }
+  }
+
+  #act(action: Action): Promise<void> {
+    const app = this.apps[action.instance]!;
+    if (action.kind === "pay") {
+      const payments = Array.from({ length: action.twice ? 2 : 1 }, () => this.#pay(app, action.cart));
+      return this.#withFault(action.fault, () => Promise.all(payments));
+    }
+    return this.#withFault(action.fault, () =>
+      this.#press(app, this.#newPress(action.cart, action.operation)),
+    );
   }
 
   /** Runs `step` with `fault` injected before it (left active after it) and counts how often it fired. */
@@ -121,11 +165,11 @@ export class World {
   }
 
   /** A shopper as the README has them: the same POST again after a 5xx or a network error. */
-  async #pay(cart: number, tries = 3): Promise<void> {
+  async #pay(app: ShopApp, cart: number, tries = 3): Promise<void> {
     // The last cart is paid "as soon as possible": accepted (202), its outcome told by webhook.
     const timing = cart === CARTS - 1 ? "asap" : "now";
     for (let attempt = 0; attempt < tries; attempt++) {
-      const reply = await charge(this.app, this.customer, { cartId: this.carts[cart], timing }).catch(
+      const reply = await charge(app, this.customer, { cartId: this.carts[cart], timing }).catch(
         () => undefined,
       );
       if (reply === undefined || reply.status >= 500) continue;
@@ -150,7 +194,7 @@ export class World {
   }
 
   /** The back office as the README has it: the same sequence again after a 5xx or a network error. */
-  async #press(press: Press, tries = 3): Promise<void> {
+  async #press(app: ShopApp, press: Press, tries = 3): Promise<void> {
     const charge = await this.store.findByReference(this.data.referenceOf(this.carts[press.cart]!));
     if (charge?.authorizationId === undefined) return;
     const name = press.operation === "capture_rest" ? "capture" : press.operation;
@@ -159,7 +203,7 @@ export class World {
         ? { sequence: press.sequence }
         : { amount: press.amount, sequence: press.sequence };
     for (let attempt = 0; attempt < tries; attempt++) {
-      const reply = await call(this.app, "POST", `/charges/${charge.authorizationId}/${name}`, {
+      const reply = await call(app, "POST", `/charges/${charge.authorizationId}/${name}`, {
         merchant: true,
         body,
       }).catch(() => undefined);
@@ -180,11 +224,11 @@ export class World {
     sandbox.setWebhookDelivery({ duplicate: false, outOfOrder: false });
     // The merchant comes back for every press whose answer never came, with its sequence.
     for (const press of this.presses.filter((press) => press.answer === undefined))
-      await this.#press(press, 1);
+      await this.#press(this.apps[0]!, press, 1);
     for (const minutes of [0, 2, 10, 30, 120, 480]) {
       if (minutes > 0) sandbox.advanceClock(minutes * 60_000);
       await sandbox.settle();
-      await this.app.router.reconcile();
+      for (const app of this.apps) await app.router.reconcile();
       await sandbox.settle();
     }
   }
