@@ -2,20 +2,23 @@ import type { FaultSpec } from "@purchase-auth/sandbox";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { chargeStatusOfOrder } from "../src/charges/state-machine.js";
+import type { ChargeStore } from "../src/index.js";
 import {
   type Action,
   CARTS,
   type Instance,
   type Operation,
+  resetTally,
   type Step,
   tally,
   World,
 } from "./support/convergence-world.js";
+import { freshSchema, postgresStore } from "./support/database.js";
 import { createShopData, useShops } from "./support/shop.js";
 
 // Issue 12's property: whatever faults hit the service's answers, however the shop restarts and
 // its webhooks arrive, every answer the shop gave was true and every charge ends where the service's
-// money is. Generated scenarios of shoppers paying (manual capture), merchants capturing, cancelling
+// money is. Generated scenarios of shoppers paying (manual or auto capture), merchants capturing, cancelling
 // and refunding with retries, on two instances of the shop sharing one store, some at the same
 // moment; faults on both kinds of write and on tokens, restarts, duplicated and reordered webhooks,
 // reconcile passes and virtual time. Then the shop's records and answers are compared with the
@@ -116,7 +119,7 @@ async function discrepancies(world: World): Promise<string[]> {
   for (const [cart, cartId] of world.carts.entries()) {
     const reference = world.data.referenceOf(cartId);
     const succeeded = authorizations.filter((a) => a.reference === reference && a.status === "Succeeded");
-    const stored = await world.store.findByReference(reference);
+    const stored = await world.stores[0].findByReference(reference);
     if (stored?.status === "needs_review" && !world.alerted.has(reference))
       found.push(`${reference}: under review without an alert`);
     if (succeeded.length > 1)
@@ -177,41 +180,68 @@ async function discrepancies(world: World): Promise<string[]> {
   return found;
 }
 
+/**
+ * Runs the property over `runs` generated scenarios, each on a new merchant and on the stores
+ * `storesFor` gives (one per instance; a fresh database per scenario), then prints what they did.
+ */
+async function checkConvergence(
+  label: string,
+  runs: number,
+  storesFor: () => Promise<{ stores?: [ChargeStore, ChargeStore]; drop(): Promise<void> }>,
+): Promise<void> {
+  resetTally();
+  const scenarios = fc.record({
+    captureMode: fc.constantFrom<"Auto" | "Manual">("Manual", "Manual", "Auto"),
+    steps: fc.array(stepArbitrary, { minLength: 4, maxLength: 18 }),
+  });
+  await fc.assert(
+    fc.asyncProperty(scenarios, async ({ captureMode, steps }) => {
+      const { stores, drop } = await storesFor();
+      const world = new World(createShopData(shops.sandbox()), captureMode, stores);
+      await world.start();
+      try {
+        tally.scenarios++;
+        tally.steps += steps.length;
+        for (const step of steps) await world.run(step);
+        await world.settle();
+        expect(await discrepancies(world)).toEqual([]);
+      } finally {
+        shops.sandbox().clearFaults();
+        await world.close();
+        await drop();
+      }
+    }),
+    {
+      numRuns: runs,
+      endOnFailure: true,
+      ...(process.env.PROPERTY_SEED
+        ? { seed: Number(process.env.PROPERTY_SEED), path: process.env.PROPERTY_PATH }
+        : {}),
+    },
+  );
+  console.log(`express convergence property (${label}): ${JSON.stringify(tally)}`);
+  expect(tally.scenarios).toBeGreaterThanOrEqual(runs);
+  // Not vacuous: money was moved and refused, under faults, across restarts and races.
+  expect(tally.pressesDone).toBeGreaterThan(0);
+  expect(tally.pressesRefused).toBeGreaterThan(0);
+  expect(tally.faultsFired).toBeGreaterThan(0);
+  expect(tally.restarts).toBeGreaterThan(0);
+  expect(tally.races).toBeGreaterThan(0);
+}
+
 describe("every answer true and every charge at the service's truth, over generated fault sequences", () => {
-  it("manual capture: shoppers, merchants, faults, restarts, webhooks and time", async () => {
-    const scenarios = fc.array(stepArbitrary, { minLength: 4, maxLength: 18 });
-    let runs = 0;
-    await fc.assert(
-      fc.asyncProperty(scenarios, async (steps) => {
-        runs++;
-        const world = new World(createShopData(shops.sandbox()));
-        await world.start();
-        try {
-          tally.scenarios++;
-          tally.steps += steps.length;
-          for (const step of steps) await world.run(step);
-          await world.settle();
-          expect(await discrepancies(world)).toEqual([]);
-        } finally {
-          shops.sandbox().clearFaults();
-          await world.close();
-        }
-      }),
-      {
-        numRuns: RUNS,
-        endOnFailure: true,
-        ...(process.env.PROPERTY_SEED
-          ? { seed: Number(process.env.PROPERTY_SEED), path: process.env.PROPERTY_PATH }
-          : {}),
-      },
-    );
-    console.log(`express convergence property: ${JSON.stringify(tally)}`);
-    expect(runs).toBeGreaterThanOrEqual(RUNS);
-    // Not vacuous: money was moved and refused, under faults, across restarts.
-    expect(tally.pressesDone).toBeGreaterThan(0);
-    expect(tally.pressesRefused).toBeGreaterThan(0);
-    expect(tally.faultsFired).toBeGreaterThan(0);
-    expect(tally.restarts).toBeGreaterThan(0);
-    expect(tally.races).toBeGreaterThan(0);
+  it("shoppers, merchants, faults, restarts, races, webhooks and time (memory store)", async () => {
+    await checkConvergence("memory", RUNS, async () => ({ drop: async () => undefined }));
+  }, 240_000);
+
+  it("the same on PostgreSQL: each instance its own pool and store, one database", async () => {
+    await checkConvergence("postgres", Math.max(15, Math.round(RUNS / 2)), async () => {
+      const database = await freshSchema();
+      const stores: [ChargeStore, ChargeStore] = [
+        await postgresStore(database.newPool()),
+        await postgresStore(database.newPool()),
+      ];
+      return { stores, drop: () => database.drop() };
+    });
   }, 240_000);
 });

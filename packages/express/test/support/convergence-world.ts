@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { FaultSpec } from "@purchase-auth/sandbox";
-import { MemoryChargeStore } from "../../src/index.js";
+import { type ChargeStore, MemoryChargeStore } from "../../src/index.js";
 import {
   type Customer,
   call,
@@ -46,6 +46,11 @@ export const tally = {
   authorized: 0,
 };
 
+/** Starts a new count (each property counts its own scenarios). */
+export function resetTally(): void {
+  for (const key of Object.keys(tally) as Array<keyof typeof tally>) tally[key] = 0;
+}
+
 /** One press of a merchant's button, retried with its sequence after a 5xx or a network error. */
 export interface Press {
   cart: number;
@@ -60,7 +65,8 @@ export interface Press {
 /** A scenario's world: one merchant's shop (two instances, one store), its carts, and what it answered. */
 export class World {
   readonly data: ShopData;
-  readonly store = new MemoryChargeStore();
+  /** Each instance's store: two views of one database, or one memory store twice. */
+  readonly stores: readonly [ChargeStore, ChargeStore];
   readonly customer: Customer;
   readonly carts: string[];
   readonly presses: Press[] = [];
@@ -73,8 +79,13 @@ export class World {
   readonly #ports = [0, 0];
   #nextCents = 101;
 
-  constructor(data: ShopData) {
+  readonly captureMode: "Auto" | "Manual";
+
+  constructor(data: ShopData, captureMode: "Auto" | "Manual", stores?: readonly [ChargeStore, ChargeStore]) {
     this.data = data;
+    this.captureMode = captureMode;
+    const shared = new MemoryChargeStore();
+    this.stores = stores ?? [shared, shared];
     // Funds for two of the three carts: the third is declined until money is released (a double
     // charge would show as a decline too).
     this.customer = data.customer({ funds: "99.60" });
@@ -101,8 +112,8 @@ export class World {
       port: this.#ports[instance],
       receiveWebhooks: false,
       allowedTimings: ["asap"],
-      store: this.store,
-      captureMode: "Manual",
+      store: this.stores[instance],
+      captureMode: this.captureMode,
       authorizeMerchant: staffOnly,
       reconcileIntervalMs: 0,
       now: () => this.data.sandbox.now(),
@@ -195,7 +206,7 @@ export class World {
 
   /** The back office as the README has it: the same sequence again after a 5xx or a network error. */
   async #press(app: ShopApp, press: Press, tries = 3): Promise<void> {
-    const charge = await this.store.findByReference(this.data.referenceOf(this.carts[press.cart]!));
+    const charge = await this.stores[0].findByReference(this.data.referenceOf(this.carts[press.cart]!));
     if (charge?.authorizationId === undefined) return;
     const name = press.operation === "capture_rest" ? "capture" : press.operation;
     const body =
