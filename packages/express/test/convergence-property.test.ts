@@ -9,6 +9,7 @@ import {
   type Instance,
   type Operation,
   resetTally,
+  type SequenceStyle,
   type Step,
   tally,
   World,
@@ -72,6 +73,7 @@ const pressArbitrary: fc.Arbitrary<Action> = fc.record({
   instance,
   cart: fc.nat(CARTS - 1),
   operation: fc.constantFrom<Operation>("capture", "capture", "capture_rest", "cancel", "refund", "refund"),
+  sequence: fc.constantFrom<SequenceStyle>("id", "counted", "none"),
   fault: faultOn("/purchase/orders"),
 });
 

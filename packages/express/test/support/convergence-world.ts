@@ -23,7 +23,21 @@ export type Operation = "capture" | "capture_rest" | "cancel" | "refund";
 export type Instance = 0 | 1;
 export type Action =
   | { kind: "pay"; instance: Instance; cart: number; twice: boolean; fault?: FaultSpec }
-  | { kind: "press"; instance: Instance; cart: number; operation: Operation; fault?: FaultSpec };
+  | {
+      kind: "press";
+      instance: Instance;
+      cart: number;
+      operation: Operation;
+      sequence: SequenceStyle;
+      fault?: FaultSpec;
+    };
+
+/**
+ * How the back office names a press: an id per press, the charge's counter + 1 as the page showed
+ * it (two pages rendered at once show the same number), or nothing (capture of the rest and cancel
+ * only: the router counts).
+ */
+export type SequenceStyle = "id" | "counted" | "none";
 export type Step =
   | Action
   /** Two actions at once (a shopper's retry meeting a merchant's press, two instances, one cart). */
@@ -57,7 +71,9 @@ export interface Press {
   operation: Operation;
   /** Unique in the scenario, so the service's operations tell which press moved money. */
   amount?: string;
-  sequence: string;
+  style: SequenceStyle;
+  /** Chosen at the first send and sent again with every retry (undefined for style "none"). */
+  sequence?: string | number;
   /** The last answer: undefined while only 5xx and network errors came back. */
   answer?: { status: number; outcome?: string };
 }
@@ -157,12 +173,13 @@ export class World {
   #act(action: Action): Promise<void> {
     const app = this.apps[action.instance]!;
     if (action.kind === "pay") {
-      const payments = Array.from({ length: action.twice ? 2 : 1 }, () => this.#pay(app, action.cart));
-      return this.#withFault(action.fault, () => Promise.all(payments));
+      const { cart, twice } = action;
+      return this.#withFault(action.fault, () =>
+        Promise.all(Array.from({ length: twice ? 2 : 1 }, () => this.#pay(app, cart))),
+      );
     }
-    return this.#withFault(action.fault, () =>
-      this.#press(app, this.#newPress(action.cart, action.operation)),
-    );
+    const press = this.#newPress(action.cart, action.operation, action.sequence);
+    return this.#withFault(action.fault, () => this.#press(app, press));
   }
 
   /** Runs `step` with `fault` injected before it (left active after it) and counts how often it fired. */
@@ -195,10 +212,12 @@ export class World {
     }
   }
 
-  #newPress(cart: number, operation: Operation): Press {
-    const press: Press = { cart, operation, sequence: `press-${randomUUID()}` };
+  #newPress(cart: number, operation: Operation, style: SequenceStyle): Press {
+    const press: Press = { cart, operation, style };
     if (operation === "capture" || operation === "refund") {
       press.amount = (this.#nextCents++ / 100).toFixed(2);
+      // A write with an amount must be named.
+      if (style === "none") press.style = "id";
     }
     this.presses.push(press);
     return press;
@@ -209,10 +228,12 @@ export class World {
     const charge = await this.stores[0].findByReference(this.data.referenceOf(this.carts[press.cart]!));
     if (charge?.authorizationId === undefined) return;
     const name = press.operation === "capture_rest" ? "capture" : press.operation;
-    const body =
-      press.amount === undefined
-        ? { sequence: press.sequence }
-        : { amount: press.amount, sequence: press.sequence };
+    if (press.sequence === undefined && press.style !== "none") {
+      press.sequence = press.style === "id" ? `press-${randomUUID()}` : charge.operations[name] + 1;
+    }
+    const body: { amount?: string; sequence?: string | number } = {};
+    if (press.amount !== undefined) body.amount = press.amount;
+    if (press.sequence !== undefined) body.sequence = press.sequence;
     for (let attempt = 0; attempt < tries; attempt++) {
       const reply = await call(app, "POST", `/charges/${charge.authorizationId}/${name}`, {
         merchant: true,
