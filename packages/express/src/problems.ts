@@ -5,6 +5,7 @@ import {
   type ErrorReason,
   errorReasonInfo,
   IdempotencyError,
+  IdempotencyWindowPassedError,
   InvalidRequestError,
   type Logger,
   NotFoundError,
@@ -223,7 +224,10 @@ function fromPurchaseAuthError(error: unknown, reason: string | undefined): Prob
       retryable: true,
     }).problem;
   }
-  if (IdempotencyError.isInstance(error) && reason === "IDEMPOTENCY_RESPONSE_EXPIRED") {
+  if (
+    (IdempotencyError.isInstance(error) && reason === "IDEMPOTENCY_RESPONSE_EXPIRED") ||
+    IdempotencyWindowPassedError.isInstance(error)
+  ) {
     return problem("payment-unconfirmed", 409, "Payment unconfirmed", shopperMessageFor(reason), {
       reason,
       retryable: false,

@@ -88,6 +88,7 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
     charges,
     authorizer,
     notifier,
+    alert,
     streams: new Set(),
     streamQuota: new StreamQuota(resolved.liveUpdates),
   };

@@ -244,7 +244,8 @@ function legacyPending(
   return { idempotencyKey, request, firstSentAt: charge.createdAt };
 }
 
-function isPastIdempotencyWindow(error: unknown): boolean {
+/** The service (IDEMPOTENCY_RESPONSE_EXPIRED), or core by its own clock, says a key is past its window. */
+export function isPastIdempotencyWindow(error: unknown): boolean {
   if (IdempotencyError.isInstance(error) && error.reason === "IDEMPOTENCY_RESPONSE_EXPIRED") return true;
   return (error as { name?: unknown } | null)?.name === "IdempotencyWindowPassedError";
 }

@@ -177,6 +177,24 @@ export class Charges {
   }
 
   /**
+   * `apply` of news that names no authorization id (nothing parked to fold in), saying whether this
+   * call changed the charge: the one caller that moved it raises what the move calls for.
+   */
+  async applyOwn(
+    reference: string,
+    news: ChargeNews,
+  ): Promise<{ charge: ChargeRecord | undefined; changed: boolean }> {
+    // The last computation decides, as in moveToReview.
+    let changed = false;
+    const { charge } = await this.#update(reference, undefined, (current) => {
+      const next = advance(current, news, this.#date());
+      changed = next !== undefined;
+      return next;
+    });
+    return { charge, changed };
+  }
+
+  /**
    * Stores a verified event (deduplicated by id), then applies it to its charge. An event whose
    * charge does not know its authorization id yet stays stored and is applied when it does.
    */

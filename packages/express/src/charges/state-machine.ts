@@ -130,6 +130,8 @@ export type ChargeNews =
       sequence: number | string;
       fingerprint?: string;
       state?: OperationRecord["state"];
+      /** When the write was first recorded (kept from the first entry). */
+      at?: string;
     }
   /** The create call's outcome stayed unknown past the idempotency window. */
   | { kind: "needs_review"; reason: string };
@@ -361,15 +363,16 @@ function recordOperation(next: ChargeRecord, news: Extract<ChargeNews, { kind: "
   const known = next.operationLog?.[id];
   // An entry only moves forward (sent → done or refused), and never changes what it moves.
   if (known !== undefined && (known.fingerprint !== news.fingerprint || known.state !== "sent")) return;
-  next.operationLog = {
-    ...next.operationLog,
-    [id]: {
-      operation: news.operation,
-      sequence: news.sequence,
-      fingerprint: news.fingerprint,
-      state: news.state ?? "sent",
-    },
+  const entry: OperationRecord = {
+    operation: news.operation,
+    sequence: news.sequence,
+    fingerprint: news.fingerprint,
+    state: news.state ?? "sent",
   };
+  // Its first recording's time, never a later one: the key's window started then.
+  const firstSentAt = known === undefined ? news.at : known.firstSentAt;
+  if (firstSentAt !== undefined) entry.firstSentAt = firstSentAt;
+  next.operationLog = { ...next.operationLog, [id]: entry };
 }
 
 /** The operation log's key of one merchant write. */

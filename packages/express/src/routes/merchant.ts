@@ -9,10 +9,12 @@ import {
   OrderStateError,
   type OrderStatus,
   positiveAmountSchema,
+  type WriteOptions,
 } from "@purchase-auth/core";
-import type { RequestHandler } from "express";
+import type { RequestHandler, Response } from "express";
 import { z } from "zod";
-import { operationId } from "../charges/state-machine.js";
+import { isPastIdempotencyWindow } from "../charges/authorizer.js";
+import { type ChargeNews, operationId } from "../charges/state-machine.js";
 import { chargeView } from "../charges/view.js";
 import { asyncHandler } from "../http/async-handler.js";
 import { readJsonBody } from "../http/body.js";
@@ -20,7 +22,7 @@ import { chargeNotFound, requireMerchant } from "../http/guards.js";
 import { answerJson } from "../http/json-answer.js";
 import { withTimeout } from "../http/timeout.js";
 import { problem } from "../problems.js";
-import type { MerchantOperation, OperationRecord } from "../stores/types.js";
+import type { ChargeRecord, MerchantOperation, OperationRecord } from "../stores/types.js";
 import type { RouteContext } from "./context.js";
 
 // POST /charges/:authorizationId/capture | cancel | refund, for merchants only (authorizeMerchant,
@@ -110,7 +112,8 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
     // A crash after the send can then never hand the same number to another body.
     const sequence = body.sequence ?? charge.operations[operation] + 1;
     const fingerprint = operationFingerprint(operation, body.amount);
-    const recorded = await charges.apply(charge.reference, operationNews(sequence, fingerprint, "sent"));
+    const at = new Date(options.now()).toISOString();
+    const recorded = await charges.apply(charge.reference, operationNews(sequence, fingerprint, "sent", at));
     const entry = (recorded ?? charge).operationLog?.[operationId(operation, sequence)];
     if (entry !== undefined && entry.fingerprint !== fingerprint) {
       throw problem(
@@ -119,6 +122,27 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         "Sequence already used",
         `${operation} sequence ${sequence} was already used for another amount; send a new sequence for a new ${operation}.`,
       );
+    }
+    /** Recorded by an earlier request: its key may have reached the service before. */
+    const sentBefore = entry?.firstSentAt !== at;
+    if (entry !== undefined && sentBefore && !mayResend(entry)) {
+      // The service may have forgotten the key: sent again, it would be a new write, and could
+      // capture or refund twice. The log answers instead.
+      if (entry.state === "done") {
+        const order = await withTimeout(options.timeoutMs, (signal) => readOrder(orderId, signal));
+        const updated = await charges.apply(charge.reference, orderNews(charge.authorizationId!, order));
+        answerOperation(res, updated ?? charge, operation, sequence, "done", order);
+        return;
+      }
+      if (entry.state === "refused") {
+        throw problem(
+          "operation-refused",
+          409,
+          "Refused earlier",
+          `The service refused this ${operation} (sequence ${sequence}); send a new sequence for a new ${operation}.`,
+        );
+      }
+      throw await unconfirmed(charge, sequence, fingerprint);
     }
     const idempotencyKey = idempotencyKeyIn(
       options.idempotencyNamespace,
@@ -129,7 +153,13 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
     );
     // One timeout for the write and the read after it; its timer is cleared once they are done.
     const { order, outcome } = await withTimeout(options.timeoutMs, async (signal) => {
-      const write = { idempotencyKey, signal };
+      const write: WriteOptions = { idempotencyKey, signal };
+      // Told when the key was first sent, core never sends it past the window by its own clock: the
+      // entry's age on the router's clock (`now`, which tests move), as a time on the client's.
+      if (sentBefore && entry?.firstSentAt !== undefined) {
+        const age = Math.max(0, options.now() - Date.parse(entry.firstSentAt));
+        write.firstSentAt = new Date(Date.now() - age);
+      }
       try {
         if (operation === "capture") {
           await client.orders.capture(
@@ -145,6 +175,8 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         // The service's amounts are the truth; the write's answer carries none (supplement A).
         return { order: await readOrder(orderId, signal), outcome: "done" as const };
       } catch (error) {
+        // The service (or core, by its own clock) says the key is past its window: unknowable now.
+        if (isPastIdempotencyWindow(error)) throw await unconfirmed(charge, sequence, fingerprint);
         if (!OrderStateError.isInstance(error) || error.reason !== "INVALID_ORDER_STATE") {
           // A definite refusal is stored by the service under this key: recorded, so the next
           // operation takes the next number and is not blocked by it.
@@ -181,21 +213,50 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       operationNews(sequence, fingerprint, "done"),
       orderNews(charge.authorizationId!, order),
     );
-    answerJson(res, 200, {
-      ...chargeView(updated ?? charge),
-      operation: { name: operation, sequence, outcome },
-      order: {
-        status: order.status,
-        totalAmount: order.totalAmount,
-        capturedAmount: order.capturedAmount,
-        refundedAmount: order.refundedAmount,
-        cancelledAmount: order.cancelledAmount,
-      },
-    });
+    answerOperation(res, updated ?? charge, operation, sequence, outcome, order);
   });
 
-  function operationNews(sequence: number | string, fingerprint: string, state: OperationRecord["state"]) {
-    return { kind: "operation", operation, sequence, fingerprint, state } as const;
+  /** True while the entry's key may still be sent: inside the window the service remembers it. */
+  function mayResend(entry: OperationRecord): boolean {
+    if (entry.state === "unconfirmed" || entry.firstSentAt === undefined) return false;
+    return options.now() - Date.parse(entry.firstSentAt) < options.resendWindowMs;
+  }
+
+  /**
+   * A write whose answer stayed unknown past the key's window: recorded as unconfirmed (never sent
+   * again), an alert raised by the request that recorded it, and the problem to answer.
+   */
+  async function unconfirmed(charge: ChargeRecord, sequence: number | string, fingerprint: string) {
+    const news = operationNews(sequence, fingerprint, "unconfirmed");
+    const { changed } = await charges.applyOwn(charge.reference, news);
+    // Only the request that moved the entry from "sent" raises the alert.
+    if (changed) {
+      await ctx.alert({
+        kind: "needs_review",
+        reference: charge.reference,
+        authorizationId: charge.authorizationId!,
+        orderId: charge.orderId!,
+        message: `the outcome of ${operation} ${sequence} stayed unknown past the service's idempotency window, so its key is never sent again; compare the order's amounts at the service with your back office before another ${operation}`,
+      });
+    }
+    return problem(
+      "operation-unconfirmed",
+      409,
+      "Outcome unknown",
+      `Whether this ${operation} (sequence ${sequence}) went through is unknown, and it can no longer be sent safely; check the order at the service before another ${operation}.`,
+      { retryable: false },
+    );
+  }
+
+  function operationNews(
+    sequence: number | string,
+    fingerprint: string,
+    state: OperationRecord["state"],
+    at?: string,
+  ): OperationNews {
+    const news: OperationNews = { kind: "operation", operation, sequence, fingerprint, state };
+    if (at !== undefined) news.at = at;
+    return news;
   }
 
   async function readOrder(orderId: string, signal: AbortSignal): Promise<Order> {
@@ -211,6 +272,30 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       );
     }
   }
+}
+
+type OperationNews = Extract<ChargeNews, { kind: "operation" }>;
+
+/** 200 with the charge, the operation and the service's order as re-read after the write. */
+function answerOperation(
+  res: Response,
+  charge: ChargeRecord,
+  operation: MerchantOperation,
+  sequence: number | string,
+  outcome: "done" | "already_done",
+  order: Order,
+): void {
+  answerJson(res, 200, {
+    ...chargeView(charge),
+    operation: { name: operation, sequence, outcome },
+    order: {
+      status: order.status,
+      totalAmount: order.totalAmount,
+      capturedAmount: order.capturedAmount,
+      refundedAmount: order.refundedAmount,
+      cancelledAmount: order.cancelledAmount,
+    },
+  });
 }
 
 /** What one write moves: the same sequence with another fingerprint is another write. */

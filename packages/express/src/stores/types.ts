@@ -48,8 +48,18 @@ export interface OperationRecord {
   sequence: number | string;
   /** A hash of what the write moves (amount or "all"): the same sequence with another body is a conflict. */
   fingerprint: string;
-  /** sent: recorded, answer unknown; done: the service's order shows it; refused: the service said no. */
-  state: "sent" | "done" | "refused";
+  /**
+   * sent: recorded, answer unknown; done: the service's order shows it; refused: the service said
+   * no; unconfirmed: its answer stayed unknown past the service's idempotency window, so its key is
+   * never sent again (an operator compares the order at the service).
+   */
+  state: "sent" | "done" | "refused" | "unconfirmed";
+  /**
+   * When it was recorded, before its first send (ISO 8601): a key is sent again only inside the
+   * window the service remembers it. Absent on entries stored before it existed; those are never
+   * sent again.
+   */
+  firstSentAt?: string;
 }
 
 /** One charge: the authorization of one order reference (the latest attempt at it). */

@@ -1,0 +1,121 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { PaymentAlert } from "../src/reconcile/alerts.js";
+import { call, charge, staffOnly, useShops } from "./support/shop.js";
+
+// A merchant write is sent again only while the service remembers its key: it replays a key's answer
+// for an hour and forgets the key after 24. A capture or refund resent after that would be a new
+// write (money moved twice), and a refusal of it says nothing about the first send. Past the window
+// the operation log answers: done stays done, refused stays refused, unknown is an alert.
+
+const shops = useShops();
+afterEach(() => shops.sandbox().clearFaults());
+const HOUR = 3_600_000;
+
+/** A manual-capture charge of 2 × 24.90 = 49.80 on a shop whose clock is the sandbox's. */
+async function authorizedCharge() {
+  const sandbox = shops.sandbox();
+  const alerts: PaymentAlert[] = [];
+  const { data, app } = await shops.shop({
+    authorizeMerchant: staffOnly,
+    captureMode: "Manual",
+    now: () => sandbox.now(),
+    onAlert: (alert) => {
+      alerts.push(alert);
+    },
+  });
+  const customer = data.customer();
+  const reply = await charge(app, customer, { cartId: data.cart(customer) });
+  expect(reply.json.status).toBe("authorized");
+  const id: string = reply.json.authorizationId;
+  const merchant = (path: string, body: unknown) =>
+    call(app, "POST", `/charges/${id}/${path}`, { merchant: true, body });
+  const moves = (type: string) =>
+    sandbox
+      .orders({ authorizationId: id })[0]!
+      .operations.filter((operation) => operation.type === type)
+      .map((operation) => operation.amount);
+  const logEntry = async (key: string) =>
+    (await app.router.store.findByAuthorizationId(id))?.operationLog?.[key];
+  return { sandbox, id, merchant, moves, logEntry, alerts };
+}
+
+/** A capture of 10.00 (sequence p1) that reaches the service but whose answer is lost. */
+async function lostCapture(world: Awaited<ReturnType<typeof authorizedCharge>>) {
+  world.sandbox.injectFault({
+    kind: "drop_after_commit",
+    match: { method: "POST", path: "/manage/orders" },
+    count: null,
+  });
+  const lost = await world.merchant("capture", { amount: "10.00", sequence: "p1" });
+  world.sandbox.clearFaults();
+  expect(lost.status).toBe(503);
+  expect(world.moves("capture")).toEqual(["10.00"]);
+}
+
+describe("merchant writes past the service's idempotency window", () => {
+  it("a capture whose answer was lost, resent after the key is forgotten, is never sent again: 409 unconfirmed and one alert", async () => {
+    const world = await authorizedCharge();
+    await lostCapture(world);
+    world.sandbox.advanceClock(25 * HOUR);
+    const again = await world.merchant("capture", { amount: "10.00", sequence: "p1" });
+    expect(again.status).toBe(409);
+    expect(again.json).toMatchObject({ type: "urn:purchase-auth:problem:operation-unconfirmed" });
+    // Before: sent as a new write, 10.00 captured twice.
+    expect(world.moves("capture")).toEqual(["10.00"]);
+    expect((await world.logEntry("capture:p1"))?.state).toBe("unconfirmed");
+    expect(world.alerts).toEqual([
+      expect.objectContaining({ kind: "needs_review", authorizationId: world.id }),
+    ]);
+    // Asked again: the same answer, no second alert.
+    expect((await world.merchant("capture", { amount: "10.00", sequence: "p1" })).status).toBe(409);
+    expect(world.alerts).toHaveLength(1);
+  });
+
+  it("the same after the rest was captured: unconfirmed, not 'refused' about money that moved", async () => {
+    const world = await authorizedCharge();
+    await lostCapture(world);
+    expect((await world.merchant("capture", { sequence: "rest" })).json.order.status).toBe("Activated");
+    world.sandbox.advanceClock(25 * HOUR);
+    const again = await world.merchant("capture", { amount: "10.00", sequence: "p1" });
+    expect(again.json.type).toBe("urn:purchase-auth:problem:operation-unconfirmed");
+    expect(world.moves("capture")).toEqual(["10.00", "39.80"]);
+  });
+
+  it("between the replay hour and the key's end, a lost capture's resend is 409 unconfirmed, not a 500", async () => {
+    const world = await authorizedCharge();
+    await lostCapture(world);
+    world.sandbox.advanceClock(2 * HOUR);
+    const again = await world.merchant("capture", { amount: "10.00", sequence: "p1" });
+    expect(again.status).toBe(409);
+    expect(again.json.type).toBe("urn:purchase-auth:problem:operation-unconfirmed");
+    expect(world.moves("capture")).toEqual(["10.00"]);
+  });
+
+  it("a capture and a refund answered done, sent again a day later, are answered done from the log and move nothing", async () => {
+    const world = await authorizedCharge();
+    expect((await world.merchant("capture", { amount: "20.00", sequence: "c1" })).status).toBe(200);
+    expect((await world.merchant("refund", { amount: "5.00", sequence: "r1" })).status).toBe(200);
+    world.sandbox.advanceClock(25 * HOUR);
+    const capture = await world.merchant("capture", { amount: "20.00", sequence: "c1" });
+    expect(capture.json).toMatchObject({ operation: { sequence: "c1", outcome: "done" } });
+    expect(capture.json.order.capturedAmount).toBe("20.00");
+    const refund = await world.merchant("refund", { amount: "5.00", sequence: "r1" });
+    expect(refund.json).toMatchObject({ operation: { sequence: "r1", outcome: "done" } });
+    expect(world.moves("capture")).toEqual(["20.00"]);
+    expect(world.moves("refund")).toEqual(["5.00"]);
+    expect(world.alerts).toEqual([]);
+  });
+
+  it("a refund refused before anything was captured, sent again a day later, stays refused: it never refunds", async () => {
+    const world = await authorizedCharge();
+    const early = await world.merchant("refund", { amount: "5.00", sequence: "r-early" });
+    expect(early.json.reason).toBe("INVALID_ORDER_STATE");
+    expect((await world.merchant("capture", { sequence: "all" })).json.order.status).toBe("Activated");
+    world.sandbox.advanceClock(25 * HOUR);
+    const again = await world.merchant("refund", { amount: "5.00", sequence: "r-early" });
+    expect(again.status).toBe(409);
+    expect(again.json.type).toBe("urn:purchase-auth:problem:operation-refused");
+    // Before: the forgotten key made it a new refund, of a press the back office was told was refused.
+    expect(world.moves("refund")).toEqual([]);
+  });
+});
