@@ -76,5 +76,5 @@ describe("the unanswered sweep over PostgreSQL (collation, microseconds, ties)",
     // Every key reached the service, each made one authorization there.
     const reached = sandbox.authorizations({ merchantId: data.merchant.merchantId });
     expect(reached.map((authorization) => authorization.idempotencyKey).sort()).toEqual(keys.sort());
-  });
+  }, 60_000);
 });
