@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { DEFAULT_PATHS } from "@purchase-auth/core";
 import type { FaultSpec } from "@purchase-auth/sandbox";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -27,7 +29,7 @@ import { createShopData, useShops } from "./support/shop.js";
 
 const shops = useShops();
 
-/** Scenarios per run of the suite; raise it (PROPERTY_RUNS=500) to hunt longer. */
+/** Scenarios per run of the suite; raise it (PROPERTY_RUNS=500 PROPERTY_SEED=random) to hunt. */
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 30);
 /** A fault on the next write of one kind (or, for the token faults, on whatever comes next). */
 function faultOn(path: string): fc.Arbitrary<FaultSpec | undefined> {
@@ -59,6 +61,8 @@ function faultOn(path: string): fc.Arbitrary<FaultSpec | undefined> {
 }
 
 const instance = fc.constantFrom<Instance>(0, 1);
+/** Where capture, cancel and refund go (a fault's path matches by prefix). */
+const ORDER_WRITES = DEFAULT_PATHS.order.slice(0, DEFAULT_PATHS.order.indexOf("{"));
 
 const payArbitrary: fc.Arbitrary<Action> = fc.record({
   kind: fc.constant("pay" as const),
@@ -74,7 +78,7 @@ const pressArbitrary: fc.Arbitrary<Action> = fc.record({
   cart: fc.nat(CARTS - 1),
   operation: fc.constantFrom<Operation>("capture", "capture", "capture_rest", "cancel", "refund", "refund"),
   sequence: fc.constantFrom<SequenceStyle>("id", "counted", "none"),
-  fault: faultOn("/purchase/orders"),
+  fault: faultOn(ORDER_WRITES),
 });
 
 const actionArbitrary = fc.oneof(payArbitrary, pressArbitrary);
@@ -98,7 +102,20 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant("advance" as const), minutes: fc.integer({ min: 1, max: 90 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant("advance" as const),
+      // Minutes, or a day: past the service's memory of every key sent so far.
+      minutes: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 1, max: 90 }) }, fc.constant(25 * 60)),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("again" as const),
+      instance,
+      press: fc.nat(20),
+      fault: faultOn(ORDER_WRITES),
+    }),
   },
 );
 
@@ -109,6 +126,24 @@ interface SandboxOrder {
   capturedAmount: string;
   operations: Array<{ type: string; amount: string }>;
 }
+
+function seedOptions(): { seed?: number; path?: string } {
+  const seed = process.env.PROPERTY_SEED ?? "20261126";
+  if (seed === "random") return {};
+  const path = process.env.PROPERTY_PATH;
+  return path === undefined ? { seed: Number(seed) } : { seed: Number(seed), path };
+}
+
+/** The operation log's fingerprint of a write (the router's rule: operation and amount). */
+function fingerprintOf(operation: string, amount: string | undefined): string {
+  return createHash("sha256")
+    .update(`${operation}|${amount ?? "all"}`)
+    .digest("hex");
+}
+
+const UNCONFIRMED = "urn:purchase-auth:problem:operation-unconfirmed";
+/** The answers that say the service refused this press's key. */
+const REFUSALS = ["order-state", "operation-refused"].map((type) => `urn:purchase-auth:problem:${type}`);
 
 /** Compares the shop's records and answers with the sandbox's; returns what does not hold. */
 async function discrepancies(world: World): Promise<string[]> {
@@ -149,6 +184,12 @@ async function discrepancies(world: World): Promise<string[]> {
     }
     // An answer that said the money was reserved or moved named the service's one authorization.
     for (const answer of world.paidAnswers.filter((answer) => answer.cart === cart)) {
+      if (
+        answer.status === "failed" &&
+        answer.authorizationId !== undefined &&
+        answer.authorizationId === truth?.authorizationId
+      )
+        found.push(`${reference}: a shopper was told failed about the service's succeeded authorization`);
       if (["pending", "failed", "needs_review"].includes(answer.status)) continue;
       if (answer.authorizationId === undefined || answer.authorizationId !== truth?.authorizationId)
         found.push(
@@ -159,16 +200,31 @@ async function discrepancies(world: World): Promise<string[]> {
     const order = truth === undefined ? undefined : orderByAuthorization.get(truth.authorizationId);
     for (const press of world.presses.filter((press) => press.cart === cart && press.amount !== undefined)) {
       const type = press.operation === "refund" ? "refund" : "capture";
+      const what = `${type} ${press.amount} (sequence ${press.sequence})`;
       const moved = (order?.operations ?? []).filter(
         (op) => op.type === type && op.amount === press.amount,
       ).length;
-      if (moved > 1) found.push(`${reference}: ${type} ${press.amount} moved ${moved} times`);
-      const claimedDone = press.answer?.status === 200;
-      if (claimedDone && moved !== 1)
-        found.push(`${reference}: ${type} ${press.amount} answered 200, moved ${moved} times`);
+      if (moved > 1) found.push(`${reference}: ${what} moved ${moved} times`);
+      for (const answer of press.answers) {
+        if (answer.status === 200 && moved !== 1)
+          found.push(`${reference}: ${what} answered 200, moved ${moved} times`);
+        // A refusal of this press's key: had any send of it moved money, the key would say so.
+        if (REFUSALS.includes(answer.type ?? "") && moved !== 0)
+          found.push(`${reference}: ${what} answered ${answer.type}, moved ${moved} times`);
+      }
+      // Never answered done or unknown, and never possibly sent without an answer: nothing moved.
+      const mayHaveMoved =
+        press.uncertain || press.answers.some((a) => a.status === 200 || a.type === UNCONFIRMED);
+      if (!mayHaveMoved && moved !== 0) found.push(`${reference}: ${what} moved without being sent`);
+      // The entry of this press (a counted sequence two pages showed at once is one press's).
+      const logged = stored?.operationLog?.[`${type}:${press.sequence}`];
+      const entry = logged?.fingerprint === fingerprintOf(type, press.amount) ? logged : undefined;
+      if (entry?.state === "refused" && moved > 0) found.push(`${reference}: ${what} logged refused, moved`);
+      if (entry?.state === "done" && moved === 0)
+        found.push(`${reference}: ${what} logged done, moved nothing`);
     }
     for (const press of world.presses.filter((press) => press.cart === cart && press.amount === undefined)) {
-      if (press.answer?.status !== 200) continue;
+      if (!press.answers.some((answer) => answer.status === 200)) continue;
       const done =
         press.operation === "cancel"
           ? ["Cancelled", "Expired", "Activated", "PartReturned", "Returned"]
@@ -216,9 +272,9 @@ async function checkConvergence(
     {
       numRuns: runs,
       endOnFailure: true,
-      ...(process.env.PROPERTY_SEED
-        ? { seed: Number(process.env.PROPERTY_SEED), path: process.env.PROPERTY_PATH }
-        : {}),
+      // A fixed seed by default: the suite checks the same scenarios on every run, so a failure in
+      // CI replays. PROPERTY_SEED=random hunts new ones (the seed is printed with any failure).
+      ...seedOptions(),
     },
   );
   console.log(`express convergence property (${label}): ${JSON.stringify(tally)}`);
@@ -227,25 +283,34 @@ async function checkConvergence(
 }
 
 describe("every answer true and every charge at the service's truth, over generated fault sequences", () => {
-  it("shoppers, merchants, faults, restarts, races, webhooks and time (memory store)", async () => {
-    await checkConvergence("memory", RUNS, async () => ({ drop: async () => undefined }));
-    // Not vacuous: money was moved and refused, under faults, across restarts and races. (Checked
-    // here, where the scenarios are many; the PostgreSQL run is too short to be sure of each.)
-    expect(tally.pressesDone).toBeGreaterThan(0);
-    expect(tally.pressesRefused).toBeGreaterThan(0);
-    expect(tally.faultsFired).toBeGreaterThan(0);
-    expect(tally.restarts).toBeGreaterThan(0);
-    expect(tally.races).toBeGreaterThan(0);
-  }, 240_000);
+  it(
+    "shoppers, merchants, faults, restarts, races, webhooks and time (memory store)",
+    async () => {
+      await checkConvergence("memory", RUNS, async () => ({ drop: async () => undefined }));
+      // Not vacuous: money was moved and refused, under faults, across restarts and races. (Checked
+      // here, where the scenarios are many; the PostgreSQL run is too short to be sure of each.)
+      expect(tally.pressesDone).toBeGreaterThan(0);
+      expect(tally.pressesRefused).toBeGreaterThan(0);
+      expect(tally.faultsFired).toBeGreaterThan(0);
+      expect(tally.orderWriteFaultsFired).toBeGreaterThan(0);
+      expect(tally.restarts).toBeGreaterThan(0);
+      expect(tally.races).toBeGreaterThan(0);
+    },
+    120_000 + RUNS * 500,
+  );
 
-  it("the same on PostgreSQL: each instance its own pool and store, one database", async () => {
-    await checkConvergence("postgres", Math.max(15, Math.round(RUNS / 2)), async () => {
-      const database = await freshSchema();
-      const stores: [ChargeStore, ChargeStore] = [
-        await postgresStore(database.newPool()),
-        await postgresStore(database.newPool()),
-      ];
-      return { stores, drop: () => database.drop() };
-    });
-  }, 240_000);
+  it(
+    "the same on PostgreSQL: each instance its own pool and store, one database",
+    async () => {
+      await checkConvergence("postgres", Math.max(15, Math.round(RUNS / 2)), async () => {
+        const database = await freshSchema();
+        const stores: [ChargeStore, ChargeStore] = [
+          await postgresStore(database.newPool()),
+          await postgresStore(database.newPool()),
+        ];
+        return { stores, drop: () => database.drop() };
+      });
+    },
+    120_000 + RUNS * 2_000,
+  );
 });

@@ -42,6 +42,8 @@ export type Step =
   | Action
   /** Two actions at once (a shopper's retry meeting a merchant's press, two instances, one cart). */
   | { kind: "race"; actions: [Action, Action] }
+  /** The back office sends an earlier press again, with its sequence (a retry job, a reload). */
+  | { kind: "again"; instance: Instance; press: number; fault?: FaultSpec }
   | { kind: "restart"; instance: Instance }
   | { kind: "reconcile"; instance: Instance }
   | { kind: "webhooks"; duplicate: boolean; outOfOrder: boolean }
@@ -52,6 +54,8 @@ export const tally = {
   scenarios: 0,
   steps: 0,
   faultsFired: 0,
+  /** Of which on capture, cancel and refund. */
+  orderWriteFaultsFired: 0,
   restarts: 0,
   races: 0,
   presses: 0,
@@ -74,8 +78,10 @@ export interface Press {
   style: SequenceStyle;
   /** Chosen at the first send and sent again with every retry (undefined for style "none"). */
   sequence?: string | number;
-  /** The last answer: undefined while only 5xx and network errors came back. */
-  answer?: { status: number; outcome?: string };
+  /** Every final (non-5xx) answer, in order: a press sent again is answered again. */
+  answers: Array<{ status: number; type?: string; outcome?: string }>;
+  /** Some send got a 5xx or no answer at all. */
+  uncertain?: boolean;
 }
 
 /** A scenario's world: one merchant's shop (two instances, one store), its carts, and what it answered. */
@@ -149,6 +155,13 @@ export class World {
       case "press":
         await this.#act(step);
         return;
+      case "again": {
+        const press = this.presses[step.press % Math.max(1, this.presses.length)];
+        if (press === undefined) return;
+        const app = this.apps[step.instance]!;
+        await this.#withFault(step.fault, () => this.#press(app, press));
+        return;
+      }
       case "race":
         tally.races++;
         await Promise.all(step.actions.map((action) => this.#act(action)));
@@ -189,7 +202,9 @@ export class World {
     await step();
     if (faultId === undefined) return;
     // A fault that fired its count is no longer listed.
-    tally.faultsFired += sandbox.faults().find((view) => view.faultId === faultId)?.fired ?? fault!.count!;
+    const fired = sandbox.faults().find((view) => view.faultId === faultId)?.fired ?? fault!.count!;
+    tally.faultsFired += fired;
+    if (fault?.match?.path?.includes("/orders")) tally.orderWriteFaultsFired += fired;
   }
 
   /** A shopper as the README has them: the same POST again after a 5xx or a network error. */
@@ -213,7 +228,7 @@ export class World {
   }
 
   #newPress(cart: number, operation: Operation, style: SequenceStyle): Press {
-    const press: Press = { cart, operation, style };
+    const press: Press = { cart, operation, style, answers: [] };
     if (operation === "capture" || operation === "refund") {
       press.amount = (this.#nextCents++ / 100).toFixed(2);
       // A write with an amount must be named.
@@ -240,12 +255,18 @@ export class World {
         body,
       }).catch(() => undefined);
       if (reply !== undefined && reply.status < 500) {
-        press.answer = { status: reply.status, outcome: reply.json?.operation?.outcome };
+        press.answers.push({
+          status: reply.status,
+          type: reply.json?.type,
+          outcome: reply.json?.operation?.outcome,
+        });
         tally.presses++;
         if (reply.status === 200) tally.pressesDone++;
         else tally.pressesRefused++;
         return;
       }
+      // A 5xx or no answer: the write may have reached the service.
+      press.uncertain = true;
     }
   }
 
@@ -255,7 +276,7 @@ export class World {
     sandbox.clearFaults();
     sandbox.setWebhookDelivery({ duplicate: false, outOfOrder: false });
     // The merchant comes back for every press whose answer never came, with its sequence.
-    for (const press of this.presses.filter((press) => press.answer === undefined))
+    for (const press of this.presses.filter((press) => press.answers.length === 0))
       await this.#press(this.apps[0]!, press, 1);
     for (const minutes of [0, 2, 10, 30, 120, 480]) {
       if (minutes > 0) sandbox.advanceClock(minutes * 60_000);
