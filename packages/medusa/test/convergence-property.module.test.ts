@@ -23,6 +23,7 @@ import { syncProviderTests } from "./support/sync-provider-tests";
 
 /** Scenarios per run of the suite; raise it (PROPERTY_RUNS=200) to hunt longer. */
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 30);
+const SEED = process.env.PROPERTY_SEED ?? "20261126";
 
 const SESSION = fc.nat(2);
 
@@ -212,9 +213,9 @@ syncProviderTests("convergence-property", (ctx) => {
       {
         numRuns: RUNS,
         endOnFailure: true,
-        ...(process.env.PROPERTY_SEED
-          ? { seed: Number(process.env.PROPERTY_SEED), path: process.env.PROPERTY_PATH }
-          : {}),
+        // A fixed seed unless told otherwise: CI checks the same scenarios every run, and a failure
+        // there replays. PROPERTY_SEED=random (with PROPERTY_RUNS) hunts new ones.
+        ...(SEED === "random" ? {} : { seed: Number(SEED), path: process.env.PROPERTY_PATH }),
       },
     );
     console.log(`medusa convergence property: ${JSON.stringify(tally)}`);
