@@ -52,14 +52,19 @@ async function lostCapture(world: Awaited<ReturnType<typeof authorizedCharge>>) 
   expect(world.moves("capture")).toEqual(["10.00"]);
 }
 
+/** Sends the lost capture p1 again `ms` later: a 409 unconfirmed, nothing sent. */
+async function expectUnconfirmedAfter(world: Awaited<ReturnType<typeof authorizedCharge>>, ms: number) {
+  world.sandbox.advanceClock(ms);
+  const again = await world.merchant("capture", { amount: "10.00", sequence: "p1" });
+  expect(again.status).toBe(409);
+  expect(again.json.type).toBe("urn:purchase-auth:problem:operation-unconfirmed");
+}
+
 describe("merchant writes past the service's idempotency window", () => {
   it("a capture whose answer was lost, resent after the key is forgotten, is never sent again: 409 unconfirmed and one alert", async () => {
     const world = await authorizedCharge();
     await lostCapture(world);
-    world.sandbox.advanceClock(25 * HOUR);
-    const again = await world.merchant("capture", { amount: "10.00", sequence: "p1" });
-    expect(again.status).toBe(409);
-    expect(again.json).toMatchObject({ type: "urn:purchase-auth:problem:operation-unconfirmed" });
+    await expectUnconfirmedAfter(world, 25 * HOUR);
     // Before: sent as a new write, 10.00 captured twice.
     expect(world.moves("capture")).toEqual(["10.00"]);
     expect((await world.logEntry("capture:p1"))?.state).toBe("unconfirmed");
@@ -84,10 +89,7 @@ describe("merchant writes past the service's idempotency window", () => {
   it("between the replay hour and the key's end, a lost capture's resend is 409 unconfirmed, not a 500", async () => {
     const world = await authorizedCharge();
     await lostCapture(world);
-    world.sandbox.advanceClock(2 * HOUR);
-    const again = await world.merchant("capture", { amount: "10.00", sequence: "p1" });
-    expect(again.status).toBe(409);
-    expect(again.json.type).toBe("urn:purchase-auth:problem:operation-unconfirmed");
+    await expectUnconfirmedAfter(world, 2 * HOUR);
     expect(world.moves("capture")).toEqual(["10.00"]);
   });
 

@@ -143,14 +143,10 @@ export class Charges {
     reference: string,
     order: NextAttemptOrder,
   ): Promise<{ charge: ChargeRecord | undefined; started: boolean }> {
-    // The last computation decides: the loop ends when it is stored, or when it changes nothing.
-    let started = false;
-    const { charge } = await this.#update(reference, undefined, (current) => {
-      const next = startNextAttempt(current, order, this.#date());
-      started = next !== undefined;
-      return next;
-    });
-    return { charge, started };
+    const { charge, changed } = await this.#updateSaying(reference, (current) =>
+      startNextAttempt(current, order, this.#date()),
+    );
+    return { charge, started: changed };
   }
 
   /**
@@ -164,16 +160,10 @@ export class Charges {
     reason: string,
     stillDue: (current: ChargeRecord) => boolean,
   ): Promise<{ charge: ChargeRecord | undefined; moved: boolean }> {
-    // The last computation decides, as in startNextAttempt.
-    let moved = false;
-    const { charge } = await this.#update(reference, undefined, (current) => {
-      const next = stillDue(current)
-        ? advance(current, { kind: "needs_review", reason }, this.#date())
-        : undefined;
-      moved = next !== undefined;
-      return next;
-    });
-    return { charge, moved };
+    const { charge, changed } = await this.#updateSaying(reference, (current) =>
+      stillDue(current) ? advance(current, { kind: "needs_review", reason }, this.#date()) : undefined,
+    );
+    return { charge, moved: changed };
   }
 
   /**
@@ -184,10 +174,20 @@ export class Charges {
     reference: string,
     news: ChargeNews,
   ): Promise<{ charge: ChargeRecord | undefined; changed: boolean }> {
-    // The last computation decides, as in moveToReview.
+    return this.#updateSaying(reference, (current) => advance(current, news, this.#date()));
+  }
+
+  /**
+   * `#update`, saying whether this call's change was stored. The last computation decides: the
+   * loop ends when it is stored, or when it changes nothing (another caller's change won).
+   */
+  async #updateSaying(
+    reference: string,
+    compute: (charge: ChargeRecord) => ChargeRecord | undefined,
+  ): Promise<{ charge: ChargeRecord | undefined; changed: boolean }> {
     let changed = false;
     const { charge } = await this.#update(reference, undefined, (current) => {
-      const next = advance(current, news, this.#date());
+      const next = compute(current);
       changed = next !== undefined;
       return next;
     });
