@@ -1,5 +1,8 @@
+import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
+import { advance } from "../src/charges/state-machine.js";
 import type { PaymentAlert } from "../src/reconcile/alerts.js";
+import type { ChargeRecord, OperationRecord } from "../src/stores/types.js";
 import { call, charge, staffOnly, useShops } from "./support/shop.js";
 
 // A merchant write is sent again only while the service remembers its key: it replays a key's answer
@@ -36,7 +39,7 @@ async function authorizedCharge() {
       .map((operation) => operation.amount);
   const logEntry = async (key: string) =>
     (await app.router.store.findByAuthorizationId(id))?.operationLog?.[key];
-  return { sandbox, id, merchant, moves, logEntry, alerts };
+  return { sandbox, id, merchant, moves, logEntry, alerts, store: app.router.store };
 }
 
 /** A capture of 10.00 (sequence p1) that reaches the service but whose answer is lost. */
@@ -120,4 +123,77 @@ describe("merchant writes past the service's idempotency window", () => {
     // Before: the forgotten key made it a new refund, of a press the back office was told was refused.
     expect(world.moves("refund")).toEqual([]);
   });
+
+  it("a capture of the rest with its own sequence, its answer lost, pressed again a day later: already done, no alert", async () => {
+    const world = await authorizedCharge();
+    world.sandbox.injectFault({
+      kind: "drop_after_commit",
+      match: { method: "POST", path: "/manage/orders" },
+      count: null,
+    });
+    expect((await world.merchant("capture", { sequence: "rest-1" })).status).toBe(503);
+    world.sandbox.clearFaults();
+    world.sandbox.advanceClock(25 * HOUR);
+    const again = await world.merchant("capture", { sequence: "rest-1" });
+    expect(again.json).toMatchObject({
+      operation: { outcome: "already_done" },
+      order: { status: "Activated" },
+    });
+    expect(world.moves("capture")).toEqual(["49.80"]);
+    expect(world.alerts).toEqual([]);
+  });
+
+  it("an entry stored before firstSentAt existed is never sent again: its age is unknown", async () => {
+    const world = await authorizedCharge();
+    const stored = (await world.store.findByAuthorizationId(world.id))!;
+    const fingerprint = createHash("sha256").update("capture|10.00").digest("hex");
+    const legacy = { operation: "capture" as const, sequence: "old", fingerprint, state: "sent" as const };
+    await world.store.compareAndSet(stored.version, {
+      ...stored,
+      operationLog: { "capture:old": legacy },
+      version: stored.version + 1,
+    });
+    const again = await world.merchant("capture", { amount: "10.00", sequence: "old" });
+    expect(again.json.type).toBe("urn:purchase-auth:problem:operation-unconfirmed");
+    expect(world.moves("capture")).toEqual([]);
+    expect(world.alerts).toHaveLength(1);
+  });
+
+  it("an unconfirmed entry still takes the late answer of a send made inside the window", () => {
+    const entry = {
+      operation: "capture" as const,
+      sequence: "p1",
+      fingerprint: "f",
+      firstSentAt: "2026-11-26T00:00:00.000Z",
+    };
+    const charge = chargeWith({ ...entry, state: "unconfirmed" });
+    const news = { kind: "operation", operation: "capture", sequence: "p1", fingerprint: "f" } as const;
+    const now = new Date();
+    expect(advance(charge, { ...news, state: "done" }, now)?.operationLog?.["capture:p1"]?.state).toBe(
+      "done",
+    );
+    expect(advance(charge, { ...news, state: "sent" }, now)).toBeUndefined();
+    const done = chargeWith({ ...entry, state: "done" });
+    expect(advance(done, { ...news, state: "unconfirmed" }, now)).toBeUndefined();
+  });
 });
+
+/** An authorized charge whose log holds `entry` (for the state machine alone). */
+function chargeWith(entry: OperationRecord): ChargeRecord {
+  return {
+    reference: "order-1",
+    customerId: "customer-1",
+    attempt: 1,
+    authorizationId: "0b7a4e0c-1111-4a4a-8a8a-000000000001",
+    orderId: "0b7a4e0c-2222-4a4a-8a8a-000000000002",
+    status: "authorized",
+    amount: "49.80",
+    currency: "EUR",
+    captureMode: "Manual",
+    operations: { capture: 0, cancel: 0, refund: 0 },
+    operationLog: { [`${entry.operation}:${entry.sequence}`]: entry },
+    version: 3,
+    createdAt: "2026-11-26T00:00:00.000Z",
+    updatedAt: "2026-11-26T00:00:00.000Z",
+  };
+}

@@ -361,8 +361,14 @@ function recordOperation(next: ChargeRecord, news: Extract<ChargeNews, { kind: "
   if (news.fingerprint === undefined) return;
   const id = operationId(news.operation, news.sequence);
   const known = next.operationLog?.[id];
-  // An entry only moves forward (sent → done or refused), and never changes what it moves.
-  if (known !== undefined && (known.fingerprint !== news.fingerprint || known.state !== "sent")) return;
+  // An entry only moves forward (sent → done, refused or unconfirmed; unconfirmed → done or refused,
+  // when a request that sent it inside the window learns its answer late), and never changes what
+  // it moves.
+  if (
+    known !== undefined &&
+    (known.fingerprint !== news.fingerprint || !movesForward(known.state, news.state))
+  )
+    return;
   const entry: OperationRecord = {
     operation: news.operation,
     sequence: news.sequence,
@@ -373,6 +379,11 @@ function recordOperation(next: ChargeRecord, news: Extract<ChargeNews, { kind: "
   const firstSentAt = known === undefined ? news.at : known.firstSentAt;
   if (firstSentAt !== undefined) entry.firstSentAt = firstSentAt;
   next.operationLog = { ...next.operationLog, [id]: entry };
+}
+
+function movesForward(from: OperationRecord["state"], to: OperationRecord["state"] | undefined): boolean {
+  if (from === "sent") return true;
+  return from === "unconfirmed" && (to === "done" || to === "refused");
 }
 
 /** The operation log's key of one merchant write. */

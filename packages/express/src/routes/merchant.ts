@@ -112,9 +112,14 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
     // A crash after the send can then never hand the same number to another body.
     const sequence = body.sequence ?? charge.operations[operation] + 1;
     const fingerprint = operationFingerprint(operation, body.amount);
+    const id = operationId(operation, sequence);
+    const write = { sequence, fingerprint, amount: body.amount };
     const at = new Date(options.now()).toISOString();
-    const recorded = await charges.apply(charge.reference, operationNews(sequence, fingerprint, "sent", at));
-    const entry = (recorded ?? charge).operationLog?.[operationId(operation, sequence)];
+    const { charge: recorded, changed: recordedNow } = await charges.applyOwn(
+      charge.reference,
+      operationNews(sequence, fingerprint, "sent", at),
+    );
+    const entry = (recorded ?? charge).operationLog?.[id];
     if (entry !== undefined && entry.fingerprint !== fingerprint) {
       throw problem(
         "sequence-reused",
@@ -124,25 +129,12 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       );
     }
     /** Recorded by an earlier request: its key may have reached the service before. */
-    const sentBefore = entry?.firstSentAt !== at;
-    if (entry !== undefined && sentBefore && !mayResend(entry)) {
+    const sentBefore = !recordedNow;
+    if (entry !== undefined && sentBefore && movesAnAmount(body.amount) && !mayResend(entry)) {
       // The service may have forgotten the key: sent again, it would be a new write, and could
       // capture or refund twice. The log answers instead.
-      if (entry.state === "done") {
-        const order = await withTimeout(options.timeoutMs, (signal) => readOrder(orderId, signal));
-        const updated = await charges.apply(charge.reference, orderNews(charge.authorizationId!, order));
-        answerOperation(res, updated ?? charge, operation, sequence, "done", order);
-        return;
-      }
-      if (entry.state === "refused") {
-        throw problem(
-          "operation-refused",
-          409,
-          "Refused earlier",
-          `The service refused this ${operation} (sequence ${sequence}); send a new sequence for a new ${operation}.`,
-        );
-      }
-      throw await unconfirmed(charge, sequence, fingerprint);
+      await answerFromLog(res, recorded ?? charge, write);
+      return;
     }
     const idempotencyKey = idempotencyKeyIn(
       options.idempotencyNamespace,
@@ -152,7 +144,7 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       sequence,
     );
     // One timeout for the write and the read after it; its timer is cleared once they are done.
-    const { order, outcome } = await withTimeout(options.timeoutMs, async (signal) => {
+    const result = await withTimeout(options.timeoutMs, async (signal) => {
       const write: WriteOptions = { idempotencyKey, signal };
       // Told when the key was first sent, core never sends it past the window by its own clock: the
       // entry's age on the router's clock (`now`, which tests move), as a time on the client's.
@@ -176,7 +168,7 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         return { order: await readOrder(orderId, signal), outcome: "done" as const };
       } catch (error) {
         // The service (or core, by its own clock) says the key is past its window: unknowable now.
-        if (isPastIdempotencyWindow(error)) throw await unconfirmed(charge, sequence, fingerprint);
+        if (isPastIdempotencyWindow(error)) return PAST_WINDOW;
         if (!OrderStateError.isInstance(error) || error.reason !== "INVALID_ORDER_STATE") {
           // A definite refusal is stored by the service under this key: recorded, so the next
           // operation takes the next number and is not blocked by it.
@@ -197,16 +189,17 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         return { order, outcome: "already_done" as const };
       }
     });
+    if (result === PAST_WINDOW) {
+      // What the log knows now (another request may have learnt the answer meanwhile).
+      await answerFromLog(res, (await store.findByReference(charge.reference)) ?? charge, write);
+      return;
+    }
+    const { order, outcome } = result;
     if (!orderShows(operation, body.amount, order)) {
       // The key answered, but the order does not show the write (the answer of another body under
       // this key): never "done" when the money did not move.
       await charges.apply(charge.reference, orderNews(charge.authorizationId!, order));
-      throw problem(
-        "operation-not-applied",
-        409,
-        "Not applied",
-        `The service's order does not show this ${operation}; send it again with a new sequence.`,
-      );
+      throw notApplied();
     }
     const updated = await charges.apply(
       charge.reference,
@@ -223,14 +216,48 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
   }
 
   /**
-   * A write whose answer stayed unknown past the key's window: recorded as unconfirmed (never sent
-   * again), an alert raised by the request that recorded it, and the problem to answer.
+   * Answers a write whose key may no longer be sent, from what the operation log and the order
+   * know. A write without an amount (capture of the rest, cancel) is told by the order: done when
+   * nothing is left to do, else not applied (send it with a new sequence). A write with an amount:
+   * done or refused as recorded; otherwise unknown for good: recorded unconfirmed, never sent
+   * again, and an alert (raised before it is recorded, so a crash repeats it rather than loses it).
    */
-  async function unconfirmed(charge: ChargeRecord, sequence: number | string, fingerprint: string) {
-    const news = operationNews(sequence, fingerprint, "unconfirmed");
-    const { changed } = await charges.applyOwn(charge.reference, news);
-    // Only the request that moved the entry from "sent" raises the alert.
-    if (changed) {
+  async function answerFromLog(
+    res: Response,
+    charge: ChargeRecord,
+    write: { sequence: number | string; fingerprint: string; amount: string | undefined },
+  ): Promise<void> {
+    const { sequence, fingerprint, amount } = write;
+    const entry = charge.operationLog?.[operationId(operation, sequence)];
+    if (!movesAnAmount(amount) || entry?.state === "done") {
+      const order = await withTimeout(options.timeoutMs, (signal) => readOrder(charge.orderId!, signal));
+      const news = orderNews(charge.authorizationId!, order);
+      if (entry?.state === "done") {
+        const updated = await charges.apply(charge.reference, news);
+        answerOperation(res, updated ?? charge, operation, sequence, "done", order);
+        return;
+      }
+      if (!hasNothingLeftToDo(operation, amount, order)) {
+        await charges.apply(charge.reference, news);
+        throw notApplied();
+      }
+      const updated = await charges.apply(
+        charge.reference,
+        operationNews(sequence, fingerprint, "done"),
+        news,
+      );
+      answerOperation(res, updated ?? charge, operation, sequence, "already_done", order);
+      return;
+    }
+    if (entry?.state === "refused") {
+      throw problem(
+        "operation-refused",
+        409,
+        "Refused earlier",
+        `The service refused this ${operation} (sequence ${sequence}); send a new sequence for a new ${operation}.`,
+      );
+    }
+    if (entry?.state !== "unconfirmed") {
       await ctx.alert({
         kind: "needs_review",
         reference: charge.reference,
@@ -238,13 +265,28 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         orderId: charge.orderId!,
         message: `the outcome of ${operation} ${sequence} stayed unknown past the service's idempotency window, so its key is never sent again; compare the order's amounts at the service with your back office before another ${operation}`,
       });
+      await charges.applyOwn(charge.reference, operationNews(sequence, fingerprint, "unconfirmed"));
     }
-    return problem(
+    throw problem(
       "operation-unconfirmed",
       409,
       "Outcome unknown",
       `Whether this ${operation} (sequence ${sequence}) went through is unknown, and it can no longer be sent safely; check the order at the service before another ${operation}.`,
       { retryable: false },
+    );
+  }
+
+  /** A partial capture or a refund: sent twice, it would move its amount twice. */
+  function movesAnAmount(amount: string | undefined): boolean {
+    return amount !== undefined || operation === "refund";
+  }
+
+  function notApplied() {
+    return problem(
+      "operation-not-applied",
+      409,
+      "Not applied",
+      `The service's order does not show this ${operation}; send it again with a new sequence.`,
     );
   }
 
@@ -275,6 +317,9 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
 }
 
 type OperationNews = Extract<ChargeNews, { kind: "operation" }>;
+
+/** What the write's call returns when the service or core says its key is past its window. */
+const PAST_WINDOW = Symbol("past the idempotency window");
 
 /** 200 with the charge, the operation and the service's order as re-read after the write. */
 function answerOperation(
