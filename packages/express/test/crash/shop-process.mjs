@@ -38,6 +38,11 @@ const router = purchaseAuth({
   webhookSecret: env("WEBHOOK_SECRET"),
   timing: "now",
   allowedTimings: ["now", "asap"],
+  captureMode: process.env.CAPTURE_MODE ?? "Auto",
+  // The merchant routes, for the merchant crash test: its staff key in a header.
+  ...(process.env.MERCHANT_KEY
+    ? { authorizeMerchant: (req) => req.get("x-merchant-key") === process.env.MERCHANT_KEY }
+    : {}),
   reconcileIntervalMs: 250,
   logger: {},
   resolveCustomer: (req) => customers.get(req.get("x-session") ?? "") ?? null,
