@@ -11,14 +11,14 @@ import { syncProviderTests } from "./support/sync-provider-tests";
 // sessions (synchronous provider, manual capture): checkouts (some racing another or the job) with faults on the
 // authorization, webhooks delivered in order, twice, backwards or not at all, job runs with faults on
 // the releases, captures and refunds (some faulted), deleted sessions, virtual time. Then a settle
-// (faults off, every event the service emitted redelivered, the job run with time moving past its
+// (faults off, every event never delivered delivered, the job run with time moving past its
 // thresholds) and a comparison of Medusa's records with the sandbox's, session by session: the
 // service's authorization carries the session id as its actionReference (authorization.ts).
 //
 // The steps are what Medusa 2.21 does, no more: a session is authorized only under its cart's lock
 // (cart completion and the webhook's payment workflow both take it), and only a session whose cart
 // did not complete (no payment) is deleted. No case of the README's "Known limitations" is excluded
-// from the checks: none of them arises from these steps (lost webhooks are redelivered in the settle,
+// from the checks: none of them arises from these steps (undelivered webhooks are delivered in the settle,
 // captures and refunds are never retried with another amount, authorized sessions are not deleted).
 
 /** Scenarios per run of the suite; raise it (PROPERTY_RUNS=200) to hunt longer. */
@@ -74,7 +74,7 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("job" as const), fault: orderWriteFault }) },
   {
-    weight: 2,
+    weight: 3,
     arbitrary: fc.record({
       kind: fc.constant("capture" as const),
       session: SESSION,
@@ -83,7 +83,7 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
     }),
   },
   {
-    weight: 2,
+    weight: 3,
     arbitrary: fc.record({
       kind: fc.constant("refund" as const),
       session: SESSION,
@@ -101,13 +101,15 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   },
 );
 
-/** Faults off, every event redelivered, and the job run as time passes its thresholds. */
+/** Faults off, every undelivered event delivered, and the job run as time passes its thresholds. */
 async function settle(world: World): Promise<void> {
   const sandbox = world.ctx.sandbox();
   sandbox.clearFaults();
   await sandbox.settle();
-  // The service redelivers what it emitted (Medusa may have dropped a delivery it failed).
-  await world.deliver(world.events());
+  // The service redelivers what Medusa never acknowledged: the events never delivered. (Medusa's
+  // webhook route acknowledges before its handler runs, so a handler that failed is not redelivered:
+  // what it left undone is the reconcile job's to repair.)
+  await world.deliver(world.events().filter((event) => !world.delivered.has(event.id)));
   // Within the service's idempotency hour, past the 4-hour release review, past a day's grace.
   for (const minutes of [0, 5, 120, 300, 1500]) {
     if (minutes > 0) sandbox.advanceClock(minutes * 60_000);
@@ -188,7 +190,7 @@ syncProviderTests("convergence-property", (ctx) => {
     let nextAmount = 0;
     const scenarios = fc.record({
       sessions: fc.integer({ min: 2, max: 3 }),
-      steps: fc.array(stepArbitrary, { minLength: 3, maxLength: 10 }),
+      steps: fc.array(stepArbitrary, { minLength: 4, maxLength: 14 }),
     });
     await fc.assert(
       fc.asyncProperty(scenarios, async ({ sessions, steps }) => {
