@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { PurchaseAuthClientOptions } from "@purchase-auth/core";
 import type { CreateCustomerTokenInput, SandboxServer } from "@purchase-auth/sandbox";
-import { request } from "undici";
+import { Agent, request } from "undici";
 import { fetchAccessToken, type ShopCredentials } from "../../bench/wire.js";
 
 // Helpers shared by the reliability tests: a merchant of the sandbox and raw HTTP to it.
@@ -43,6 +43,13 @@ export interface RawResponse {
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
+/**
+ * Idle connections closed after a second, well before node:http's 5-second keep-alive on the
+ * sandbox's side: a connection the server closes while the client reuses it is an ECONNRESET that
+ * says nothing about the sandbox (it failed this suite once on a loaded machine).
+ */
+const connections = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
+
 /** One request exactly as given: no client logic between the test and the sandbox. */
 export async function send(
   sandbox: SandboxServer,
@@ -51,6 +58,7 @@ export async function send(
   options: { headers?: Record<string, string>; body?: string | Buffer } = {},
 ): Promise<RawResponse> {
   const response = await request(`${sandbox.url}${path}`, {
+    dispatcher: connections,
     method,
     headers: options.headers ?? {},
     ...(options.body === undefined ? {} : { body: options.body }),
