@@ -159,6 +159,26 @@ describe("merchant writes past the service's idempotency window", () => {
     expect(world.alerts).toHaveLength(1);
   });
 
+  it('a sequence sent as "5" and then as 5 is one write: resent a day later it is never sent as new', async () => {
+    const world = await authorizedCharge();
+    world.sandbox.injectFault({
+      kind: "drop_after_commit",
+      match: { method: "POST", path: "/manage/orders" },
+      count: null,
+    });
+    expect((await world.merchant("capture", { amount: "10.00", sequence: "5" })).status).toBe(503);
+    world.sandbox.clearFaults();
+    expect((await world.merchant("refund", { amount: "2.00", sequence: "2" })).status).toBe(200);
+    world.sandbox.advanceClock(25 * HOUR);
+    const capture = await world.merchant("capture", { amount: "10.00", sequence: 5 });
+    expect(capture.json.type).toBe("urn:purchase-auth:problem:operation-unconfirmed");
+    const refund = await world.merchant("refund", { amount: "2.00", sequence: 2 });
+    expect(refund.json).toMatchObject({ operation: { sequence: 2, outcome: "done" } });
+    // Before: the number moved the counter, the write looked new, and each moved twice.
+    expect(world.moves("capture")).toEqual(["10.00"]);
+    expect(world.moves("refund")).toEqual(["2.00"]);
+  });
+
   it("an unconfirmed entry still takes the late answer of a send made inside the window", () => {
     const entry = {
       operation: "capture" as const,

@@ -9,6 +9,7 @@ import {
   type ChargeNews,
   isEarlierAuthorization,
   type NextAttemptOrder,
+  operationId,
   startNextAttempt,
 } from "./state-machine.js";
 
@@ -178,17 +179,35 @@ export class Charges {
   }
 
   /**
+   * Records a merchant write before it is sent. `created` is true only for the call whose stored
+   * change created the write's log entry: nobody can have sent its key before.
+   */
+  async recordWrite(
+    reference: string,
+    news: Extract<ChargeNews, { kind: "operation" }>,
+  ): Promise<{ charge: ChargeRecord | undefined; created: boolean }> {
+    const id = operationId(news.operation, news.sequence);
+    const { charge, changed } = await this.#updateSaying(
+      reference,
+      (current) => advance(current, news, this.#date()),
+      (current, next) => current.operationLog?.[id] === undefined && next.operationLog?.[id] !== undefined,
+    );
+    return { charge, created: changed };
+  }
+
+  /**
    * `#update`, saying whether this call's change was stored. The last computation decides: the
    * loop ends when it is stored, or when it changes nothing (another caller's change won).
    */
   async #updateSaying(
     reference: string,
     compute: (charge: ChargeRecord) => ChargeRecord | undefined,
+    says: (current: ChargeRecord, next: ChargeRecord) => boolean = () => true,
   ): Promise<{ charge: ChargeRecord | undefined; changed: boolean }> {
     let changed = false;
     const { charge } = await this.#update(reference, undefined, (current) => {
       const next = compute(current);
-      changed = next !== undefined;
+      changed = next !== undefined && says(current, next);
       return next;
     });
     return { charge, changed };

@@ -46,8 +46,13 @@ const sequenceField = z.union([
     .string()
     .min(1)
     .max(100)
-    .regex(/^[A-Za-z0-9._:-]+$/, "sequence may contain only letters, digits and . _ : -"),
+    .regex(/^[A-Za-z0-9._:-]+$/, "sequence may contain only letters, digits and . _ : -")
+    // "5" and 5 make the same key: one operation, one log entry, whichever form a retry sends.
+    .transform((value) => (NUMBERED.test(value) && Number(value) <= 1_000_000 ? Number(value) : value)),
 ]);
+
+/** A whole number from 1 written as JSON writes it (no sign, no leading zero). */
+const NUMBERED = /^[1-9][0-9]*$/;
 
 const BODY_SCHEMAS = {
   capture: z.object({ amount: amountField.optional(), sequence: sequenceField.optional() }),
@@ -115,7 +120,7 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
     const id = operationId(operation, sequence);
     const write = { sequence, fingerprint, amount: body.amount };
     const at = new Date(options.now()).toISOString();
-    const { charge: recorded, changed: recordedNow } = await charges.applyOwn(
+    const { charge: recorded, created } = await charges.recordWrite(
       charge.reference,
       operationNews(sequence, fingerprint, "sent", at),
     );
@@ -129,7 +134,7 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       );
     }
     /** Recorded by an earlier request: its key may have reached the service before. */
-    const sentBefore = !recordedNow;
+    const sentBefore = !created;
     if (entry !== undefined && sentBefore && movesAnAmount(body.amount) && !mayResend(entry)) {
       // The service may have forgotten the key: sent again, it would be a new write, and could
       // capture or refund twice. The log answers instead.
@@ -164,8 +169,6 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         } else {
           await client.orders.refund(orderId, { amount: body.amount! }, write);
         }
-        // The service's amounts are the truth; the write's answer carries none (supplement A).
-        return { order: await readOrder(orderId, signal), outcome: "done" as const };
       } catch (error) {
         // The service (or core, by its own clock) says the key is past its window: unknowable now.
         if (isPastIdempotencyWindow(error)) return PAST_WINDOW;
@@ -188,6 +191,9 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         }
         return { order, outcome: "already_done" as const };
       }
+      // The service's amounts are the truth; the write's answer carries none (supplement A). Read
+      // outside the catch: a failed read says nothing about the write.
+      return { order: await readOrder(orderId, signal), outcome: "done" as const };
     });
     if (result === PAST_WINDOW) {
       // What the log knows now (another request may have learnt the answer meanwhile).
@@ -265,7 +271,13 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         orderId: charge.orderId!,
         message: `the outcome of ${operation} ${sequence} stayed unknown past the service's idempotency window, so its key is never sent again; compare the order's amounts at the service with your back office before another ${operation}`,
       });
-      await charges.applyOwn(charge.reference, operationNews(sequence, fingerprint, "unconfirmed"));
+      const { charge: after } = await charges.applyOwn(
+        charge.reference,
+        operationNews(sequence, fingerprint, "unconfirmed"),
+      );
+      // A send made inside the window may have learnt the answer meanwhile: that answer stands.
+      const settled = after?.operationLog?.[operationId(operation, sequence)]?.state;
+      if (settled === "done" || settled === "refused") return answerFromLog(res, after!, write);
     }
     throw problem(
       "operation-unconfirmed",
