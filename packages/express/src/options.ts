@@ -155,7 +155,10 @@ export interface PurchaseAuthOptions {
    * at least 3,600,000 (shorter would call deliveries lost while the service still redelivers).
    */
   outcomeGraceMs?: number;
-  /** The clock the window is measured with, in epoch ms. Default `Date.now` (tests move it). */
+  /**
+   * The clock the window is measured with, in epoch ms. Default `Date.now` (tests move it). Keep it
+   * the client's clock: a merchant write resent inside the window tells core its age on this one.
+   */
   now?: () => number;
 }
 
