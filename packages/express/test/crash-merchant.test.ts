@@ -1,18 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import pg from "pg";
+import type pg from "pg";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import {
-  freePort,
-  type SandboxProcess,
-  type ShopProcess,
-  shopProcess,
-  startSandboxProcess,
-} from "./crash/processes.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CrashShop, sandboxWithMerchant, startCrashShop } from "./crash/crash-shop.js";
+import type { SandboxProcess, ShopProcess } from "./crash/processes.js";
 
 // The merchant side of the crash proof: manual-capture charges, then a back office capturing part,
 // capturing the rest and refunding twice, each press with an id of its own and sent again after a
@@ -41,19 +33,15 @@ interface Paid {
 }
 
 let sandbox: SandboxProcess;
+let crashShop: CrashShop | undefined;
 let shop: ShopProcess;
 let admin: pg.Pool;
 let schema: string;
 const paid: Paid[] = [];
 
 beforeAll(async () => {
-  sandbox = await startSandboxProcess();
-  const merchant = await sandbox.control<{
-    merchantId: string;
-    clientId: string;
-    clientSecret: string;
-    scope: string;
-  }>("POST", "/sandbox/merchants", {});
+  const started = await sandboxWithMerchant();
+  sandbox = started.sandbox;
   const customers = [];
   const carts: Record<string, unknown> = {};
   const orders: Array<{ session: string; cartId: string; reference: string }> = [];
@@ -61,7 +49,7 @@ beforeAll(async () => {
     const { customerToken } = await sandbox.control<{ customerToken: string }>(
       "POST",
       "/sandbox/customer-tokens",
-      { merchantId: merchant.merchantId, captureMode: "Manual" },
+      { merchantId: started.merchant.merchantId },
     );
     const customer = { session: randomUUID(), customerId: `customer-${index}`, customerToken };
     customers.push(customer);
@@ -70,31 +58,13 @@ beforeAll(async () => {
     carts[cartId] = { customerId: customer.customerId, reference, items: [ITEM] };
     orders.push({ session: customer.session, cartId, reference });
   }
-  const shopFile = join(mkdtempSync(join(tmpdir(), "purchase-auth-merchant-crash-")), "shop.json");
-  writeFileSync(shopFile, JSON.stringify({ customers, carts }));
-
-  const databaseUrl = inject("databaseUrl");
-  schema = `express_merchant_crash_${randomBytes(5).toString("hex")}`;
-  admin = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  shop = shopProcess(await freePort(), {
-    SHOP_FILE: shopFile,
-    DATABASE_URL: databaseUrl,
-    PG_OPTIONS: `-c search_path=${schema}`,
-    SANDBOX_URL: sandbox.url,
-    CLIENT_ID: merchant.clientId,
-    CLIENT_SECRET: merchant.clientSecret,
-    SCOPE: merchant.scope,
-    WEBHOOK_SECRET,
-    CAPTURE_MODE: "Manual",
-    MERCHANT_KEY,
+  crashShop = await startCrashShop({
+    ...started,
+    shop: { customers, carts },
+    webhookSecret: WEBHOOK_SECRET,
+    env: { CAPTURE_MODE: "Manual", MERCHANT_KEY },
   });
-  await shop.start();
-  await sandbox.control("POST", "/sandbox/webhooks", {
-    merchantId: merchant.merchantId,
-    urls: [`${shop.url}/payments/webhooks`],
-    secrets: [WEBHOOK_SECRET],
-  });
+  ({ shop, admin, schema } = crashShop);
   // Paid before the faults: this test is about what happens to the money afterwards.
   for (const order of orders) {
     const answer = await post("/payments/charges", { "x-session": order.session }, { cartId: order.cartId });
@@ -104,10 +74,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await shop?.kill();
+  await crashShop?.close();
   sandbox?.kill();
-  await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await admin?.end();
 });
 
 interface Answer {

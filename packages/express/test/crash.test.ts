@@ -1,18 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import pg from "pg";
+import type pg from "pg";
 import { request } from "undici";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import {
-  freePort,
-  type SandboxProcess,
-  type ShopProcess,
-  shopProcess,
-  startSandboxProcess,
-} from "./crash/processes.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type CrashShop, sandboxWithMerchant, startCrashShop } from "./crash/crash-shop.js";
+import type { SandboxProcess, ShopProcess } from "./crash/processes.js";
 
 // The crash proof of the convergence issue: the shop in a child process on PostgreSQL, the sandbox
 // in another, shoppers who re-POST after a 5xx or a network error as the README tells them, ~40 %
@@ -67,19 +59,16 @@ interface SandboxOrder {
 }
 
 let sandbox: SandboxProcess;
+let crashShop: CrashShop | undefined;
 let shop: ShopProcess;
 let admin: pg.Pool;
 let schema: string;
 let carts: CartPlan[];
 
 beforeAll(async () => {
-  sandbox = await startSandboxProcess();
-  const merchant = await sandbox.control<{
-    merchantId: string;
-    clientId: string;
-    clientSecret: string;
-    scope: string;
-  }>("POST", "/sandbox/merchants", {});
+  const started = await sandboxWithMerchant();
+  sandbox = started.sandbox;
+  const { merchant } = started;
 
   carts = [];
   const customers = [];
@@ -112,40 +101,19 @@ beforeAll(async () => {
       abandons: index % 5 === 2,
     });
   }
-  const directory = mkdtempSync(join(tmpdir(), "purchase-auth-crash-"));
-  const shopFile = join(directory, "shop.json");
-  writeFileSync(shopFile, JSON.stringify({ customers, carts: cartsById }));
-
-  const databaseUrl = inject("databaseUrl");
-  schema = `express_crash_${randomBytes(5).toString("hex")}`;
-  admin = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-  await admin.query(`CREATE SCHEMA ${schema}`);
-
-  const port = await freePort();
-  shop = shopProcess(port, {
-    SHOP_FILE: shopFile,
-    DATABASE_URL: databaseUrl,
-    PG_OPTIONS: `-c search_path=${schema}`,
-    SANDBOX_URL: sandbox.url,
-    CLIENT_ID: merchant.clientId,
-    CLIENT_SECRET: merchant.clientSecret,
-    SCOPE: merchant.scope,
-    WEBHOOK_SECRET,
+  crashShop = await startCrashShop({
+    sandbox,
+    merchant,
+    shop: { customers, carts: cartsById },
+    webhookSecret: WEBHOOK_SECRET,
   });
-  await shop.start();
-  await sandbox.control("POST", "/sandbox/webhooks", {
-    merchantId: merchant.merchantId,
-    urls: [`${shop.url}/payments/webhooks`],
-    secrets: [WEBHOOK_SECRET],
-  });
+  ({ shop, admin, schema } = crashShop);
   await sandbox.control("POST", "/sandbox/webhook-delivery", { duplicate: true, outOfOrder: true });
 }, 60_000);
 
 afterAll(async () => {
-  await shop?.kill();
+  await crashShop?.close();
   sandbox?.kill();
-  await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await admin?.end();
 });
 
 /** The faults, ~40 % of the create calls in all: each kind of lost or doubtful answer. */
