@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { claimResend, JOB_CLAIM } from "../src/providers/purchase-auth/session-sql";
-import { authorizeWithLostAnswer, deliverWebhook } from "./support/lost-answer";
+import { authorizeWithLostAnswer, onFirstSessionRead } from "./support/lost-answer";
 import { orderLinkTable } from "./support/reconcile-job";
 import { syncProviderTests } from "./support/sync-provider-tests";
 
@@ -19,26 +19,15 @@ syncProviderTests(
     medusaApp,
     suite,
     providerId: SYNC,
-    webhookSecret: WEBHOOK_SECRET,
     sandbox,
     serviceOrder,
     sessionData,
     runJob,
     pg,
     provider,
+    processWebhook,
+    expectNoPayment,
   }) => {
-    /** The webhook as Medusa processes it: an authorized action makes Medusa authorize the session. */
-    async function processWebhook(sessionId: string, event: Parameters<typeof deliverWebhook>[2]) {
-      const action = await deliverWebhook(payment, "purchase-auth_sync", event, WEBHOOK_SECRET);
-      if (action.action === "authorized") await payment.authorizePaymentSession(sessionId, {});
-      return action;
-    }
-
-    async function expectNoPayment(sessionId: string) {
-      expect((await sessionData(sessionId))?.state).not.toBe("authorized");
-      expect(await payment.listPayments({ payment_session_id: sessionId })).toEqual([]);
-    }
-
     it("deleting an unknown session whose cancel answer is lost: the late success authorizes nothing, the next run records it canceled", async () => {
       await orderLinkTable(medusaApp);
       const { session } = await suite.openSession(payment, SYNC, 71);
@@ -96,27 +85,15 @@ syncProviderTests(
       const { session } = await suite.openSession(payment, SYNC, 72);
       const { orderId } = (await authorizeWithLostAnswer(payment, sandbox(), session.id)).data;
       // The job claims the session right after Medusa read it for the deletion.
-      const sessions = (
-        payment as unknown as {
-          paymentSessionService_: { retrieve: (...args: unknown[]) => Promise<unknown> };
-        }
-      ).paymentSessionService_;
-      const retrieve = sessions.retrieve;
-      let claimed = false;
-      sessions.retrieve = async function (this: unknown, ...args: unknown[]) {
-        const read = await retrieve.apply(this, args);
-        if (!claimed && args[0] === session.id) {
-          claimed = !!(await claimResend(pg(), session.id, 1, JOB_CLAIM));
-        }
-        return read;
-      };
-      try {
-        await expect(payment.deletePaymentSession(session.id)).rejects.toThrow(
-          /changed while it was being deleted/,
-        );
-      } finally {
-        sessions.retrieve = retrieve;
-      }
+      const { meanwhile: claimed } = await onFirstSessionRead(
+        payment,
+        session.id,
+        async () => !!(await claimResend(pg(), session.id, 1, JOB_CLAIM)),
+        () =>
+          expect(payment.deletePaymentSession(session.id)).rejects.toThrow(
+            /changed while it was being deleted/,
+          ),
+      );
       expect(claimed).toBe(true);
       // Nothing was released: the job, holding the claim, settles it.
       expect(serviceOrder(orderId)?.status).toBe("NotActivated");

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import type { RecordReleaseIntent } from "../src/providers/purchase-auth/authorize-payment";
-import { authorizeWithLostAnswer, deliverWebhook } from "./support/lost-answer";
+import { authorizeWithLostAnswer, onFirstSessionRead } from "./support/lost-answer";
 import { orderLinkTable } from "./support/reconcile-job";
 import { syncProviderTests } from "./support/sync-provider-tests";
 
@@ -18,31 +18,34 @@ syncProviderTests(
     suite,
     logLines,
     providerId: SYNC,
-    webhookSecret: WEBHOOK_SECRET,
     sandbox,
     serviceOrder,
     sessionData,
     provider,
     runJob,
+    processWebhook,
+    expectNoPayment,
   }) => {
+    /** One job run whose release (the cancel of `orderId`) reaches the service, its answer lost. */
+    async function runJobReleaseLost(sessionId: string, orderId: string) {
+      sandbox().injectFault({
+        kind: "drop_after_commit",
+        match: { method: "POST", path: `/manage/orders/${orderId}/cancel` },
+        count: null,
+      });
+      try {
+        expect((await runJob()).stillUnknown).toContain(sessionId);
+      } finally {
+        sandbox().clearFaults();
+      }
+    }
+
     /** A session whose authorization's answer was lost, and the success the service sent for it. */
     async function unknownSession(amount: number) {
       await orderLinkTable(medusaApp);
       const { session } = await suite.openSession(payment, SYNC, amount);
       const succeeded = await authorizeWithLostAnswer(payment, sandbox(), session.id);
       return { session, succeeded, orderId: succeeded.data.orderId };
-    }
-
-    /** The webhook as Medusa processes it: an authorized action makes Medusa authorize the session. */
-    async function processWebhook(sessionId: string, event: Parameters<typeof deliverWebhook>[2]) {
-      const action = await deliverWebhook(payment, "purchase-auth_sync", event, WEBHOOK_SECRET);
-      if (action.action === "authorized") await payment.authorizePaymentSession(sessionId, {});
-      return action;
-    }
-
-    async function expectNoPayment(sessionId: string) {
-      expect((await sessionData(sessionId))?.state).not.toBe("authorized");
-      expect(await payment.listPayments({ payment_session_id: sessionId })).toEqual([]);
     }
 
     it("a release whose answer is lost: the late success authorizes nothing and the next run records it canceled", async () => {
@@ -100,16 +103,7 @@ syncProviderTests(
 
     it("a release whose answer is lost: the late success repeats it (same key) and records the session canceled", async () => {
       const { session, succeeded, orderId } = await unknownSession(52);
-      sandbox().injectFault({
-        kind: "drop_after_commit",
-        match: { method: "POST", path: `/manage/orders/${orderId}/cancel` },
-        count: null,
-      });
-      try {
-        expect((await runJob()).stillUnknown).toContain(session.id);
-      } finally {
-        sandbox().clearFaults();
-      }
+      await runJobReleaseLost(session.id, orderId);
       expect((await processWebhook(session.id, succeeded)).action).toBe("not_supported");
       await expectNoPayment(session.id);
       expect(await sessionData(session.id)).toMatchObject({ state: "canceled", order_id: orderId });
@@ -151,35 +145,16 @@ syncProviderTests(
     it("a webhook that read the session before the job marked it releasing does not authorize it", async () => {
       const { session, succeeded, orderId } = await unknownSession(54);
       // The job runs (its release's answer lost) right after the webhook's handler read the session.
-      const sessions = (
-        payment as unknown as {
-          paymentSessionService_: { retrieve: (...args: unknown[]) => Promise<unknown> };
-        }
-      ).paymentSessionService_;
-      const retrieve = sessions.retrieve;
-      let ran = false;
-      sessions.retrieve = async function (this: unknown, ...args: unknown[]) {
-        const read = await retrieve.apply(this, args);
-        if (!ran && args[0] === session.id) {
-          ran = true;
-          sandbox().injectFault({
-            kind: "drop_after_commit",
-            match: { method: "POST", path: `/manage/orders/${orderId}/cancel` },
-            count: null,
-          });
-          try {
-            expect((await runJob()).stillUnknown).toContain(session.id);
-          } finally {
-            sandbox().clearFaults();
-          }
-        }
-        return read;
-      };
-      try {
-        expect((await processWebhook(session.id, succeeded)).action).toBe("not_supported");
-      } finally {
-        sessions.retrieve = retrieve;
-      }
+      const { result: action, meanwhile: ran } = await onFirstSessionRead(
+        payment,
+        session.id,
+        async () => {
+          await runJobReleaseLost(session.id, orderId);
+          return true;
+        },
+        () => processWebhook(session.id, succeeded),
+      );
+      expect(action.action).toBe("not_supported");
       expect(ran).toBe(true);
       await expectNoPayment(session.id);
       expect(await sessionData(session.id)).toMatchObject({ state: "unknown", order_id: orderId });
@@ -189,16 +164,7 @@ syncProviderTests(
     });
     it("Medusa deleting a releasing session while the job repeats its release is settled: no ERROR, no review flag", async () => {
       const { session, orderId } = await unknownSession(55);
-      sandbox().injectFault({
-        kind: "drop_after_commit",
-        match: { method: "POST", path: `/manage/orders/${orderId}/cancel` },
-        count: null,
-      });
-      try {
-        expect((await runJob()).stillUnknown).toContain(session.id);
-      } finally {
-        sandbox().clearFaults();
-      }
+      await runJobReleaseLost(session.id, orderId);
       expect(await sessionData(session.id)).toMatchObject({ state: "unknown", order_id: orderId });
       // While the next run repeats the release (its claim held), the storefront re-initiates payment
       // and Medusa deletes the session (deletePayment repeats the release too, with the same keys).

@@ -1,6 +1,11 @@
 import { expect, it } from "vitest";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
-import { authorizeWithLostAnswer, deliverWebhook, withStatementHook } from "./support/lost-answer";
+import {
+  authorizeWithLostAnswer,
+  deliverWebhook,
+  onFirstSessionRead,
+  withStatementHook,
+} from "./support/lost-answer";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
 import { syncProviderTests } from "./support/sync-provider-tests";
 
@@ -102,26 +107,12 @@ syncProviderTests(
       const { session } = await suite.openSession(payment, SYNC, 44);
       const succeeded = await authorizeWithLostAnswer(payment, suite.state.sandbox!, session.id);
       // The job runs right after the webhook's handler first read the session (unknown).
-      const sessions = (
-        payment as unknown as {
-          paymentSessionService_: { retrieve: (...args: unknown[]) => Promise<unknown> };
-        }
-      ).paymentSessionService_;
-      const retrieve = sessions.retrieve;
-      let report: Awaited<ReturnType<typeof reconcileUnknownOutcomes>> | undefined;
-      sessions.retrieve = async function (this: unknown, ...args: unknown[]) {
-        const read = await retrieve.apply(this, args);
-        if (!report && args[0] === session.id) {
-          report = await reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger));
-        }
-        return read;
-      };
-      let action: { action: string };
-      try {
-        action = await deliverWebhook(payment, "purchase-auth_sync", succeeded, WEBHOOK_SECRET);
-      } finally {
-        sessions.retrieve = retrieve;
-      }
+      const { result: action, meanwhile: report } = await onFirstSessionRead(
+        payment,
+        session.id,
+        () => reconcileUnknownOutcomes(jobContainer(payment, medusaApp, logger)),
+        () => deliverWebhook(payment, "purchase-auth_sync", succeeded, WEBHOOK_SECRET),
+      );
       expect(report?.resolved).toContain(session.id);
       expect(serviceOrder(succeeded.data.orderId)?.status).toBe("Cancelled");
       expect(action.action).toBe("not_supported");

@@ -89,3 +89,37 @@ export function withStatementHook(
       key === ContainerRegistrationKeys.PG_CONNECTION ? hooked : container.resolve(key),
   } as unknown as MedusaContainer;
 }
+
+/**
+ * Runs `during` (a webhook, a deletion) with `meanwhile` run once, right after Medusa's payment
+ * module first reads session `sessionId`: between that read and the write that follows it.
+ * Returns what each gave (`meanwhile` undefined if the session was never read).
+ */
+export async function onFirstSessionRead<T, M>(
+  payment: IPaymentModuleService,
+  sessionId: string,
+  meanwhile: () => Promise<M>,
+  during: () => Promise<T>,
+): Promise<{ result: T; meanwhile: M | undefined }> {
+  const sessions = (
+    payment as unknown as {
+      paymentSessionService_: { retrieve: (...args: unknown[]) => Promise<unknown> };
+    }
+  ).paymentSessionService_;
+  const retrieve = sessions.retrieve;
+  let ran = false;
+  let value: M | undefined;
+  sessions.retrieve = async function (this: unknown, ...args: unknown[]) {
+    const read = await retrieve.apply(this, args);
+    if (!ran && args[0] === sessionId) {
+      ran = true;
+      value = await meanwhile();
+    }
+    return read;
+  };
+  try {
+    return { result: await during(), meanwhile: value };
+  } finally {
+    sessions.retrieve = retrieve;
+  }
+}

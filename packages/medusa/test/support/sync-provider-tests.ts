@@ -1,8 +1,10 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import { expect } from "vitest";
 import type { PurchaseAuthProviderService } from "../../src/providers/purchase-auth/service";
 import type { Knex } from "../../src/providers/purchase-auth/session-sql";
 import { reconcileUnknownOutcomes } from "../../src/workflows/reconcile";
+import { deliverWebhook } from "./lost-answer";
 import { moduleSandbox, providerOf } from "./module-suite";
 import { type PaymentModuleContext, paymentModuleTests } from "./payment-module-tests";
 import { jobContainer } from "./reconcile-job";
@@ -33,6 +35,13 @@ export interface SyncProviderContext extends PaymentModuleContext {
   runJob: (now?: Date) => ReturnType<typeof reconcileUnknownOutcomes>;
   /** The PostgreSQL connection the job uses. */
   pg: () => Knex;
+  /** A webhook as Medusa processes it: an authorized action makes Medusa authorize the session. */
+  processWebhook: (
+    sessionId: string,
+    event: Parameters<typeof deliverWebhook>[2],
+  ) => ReturnType<typeof deliverWebhook>;
+  /** The session is not authorized and Medusa recorded no payment for it. */
+  expectNoPayment: (sessionId: string) => Promise<void>;
 }
 
 /**
@@ -57,6 +66,7 @@ export function syncProviderTests(slug: string, tests: (context: SyncProviderCon
     ({ payment, medusaApp }) => {
       const sandbox = () => suite.state.sandbox!;
       const container = () => jobContainer(payment, medusaApp, logger);
+      const sessionData = async (id: string) => (await payment.listPaymentSessions({ id }))[0]?.data;
       tests({
         payment,
         medusaApp,
@@ -70,11 +80,20 @@ export function syncProviderTests(slug: string, tests: (context: SyncProviderCon
           sandbox()
             .orders()
             .find((order) => order.orderId === orderId),
-        sessionData: async (id) => (await payment.listPaymentSessions({ id }))[0]?.data,
+        sessionData,
         provider: () => providerOf(payment, providerId) as unknown as PurchaseAuthProviderService,
         container,
         runJob: (now) => reconcileUnknownOutcomes(container(), now),
         pg: () => container().resolve(ContainerRegistrationKeys.PG_CONNECTION) as Knex,
+        processWebhook: async (sessionId, event) => {
+          const action = await deliverWebhook(payment, providerId.replace(/^pp_/, ""), event, webhookSecret);
+          if (action.action === "authorized") await payment.authorizePaymentSession(sessionId, {});
+          return action;
+        },
+        expectNoPayment: async (sessionId) => {
+          expect((await sessionData(sessionId))?.state).not.toBe("authorized");
+          expect(await payment.listPayments({ payment_session_id: sessionId })).toEqual([]);
+        },
       });
     },
   );
