@@ -9,7 +9,7 @@ import { call, charge, startShopApp, useShops } from "./support/shop.js";
 // checked against the sandbox's own records.
 
 const shops = useShops();
-const { shop } = shops;
+const { shop, reconcilingShop } = shops;
 const HOUR = 3_600_000;
 // A test that fails half-way must not leave its faults to the next one.
 afterEach(() => shops.sandbox().clearFaults());
@@ -171,12 +171,7 @@ describe("unknown outcomes are resolved, or handed to a person, never charged tw
 
   it("webhook events parked before a crash are applied in the same change that records the authorization id", async () => {
     const store = new MemoryChargeStore();
-    const { data, app } = await shop({
-      store,
-      receiveWebhooks: false,
-      reconcileIntervalMs: 0,
-      clientOptions: { maxRetries: 1 },
-    });
+    const { data, app } = await reconcilingShop(store);
     const customer = data.customer();
     const cartId = data.cart(customer, [{ sku: "beans-1kg", quantity: 1 }]);
     shops

@@ -10,7 +10,7 @@ import { charge, useShops } from "./support/shop.js";
 // answer was lost a minute ago, whose key must be resent within the hour.
 
 const shops = useShops();
-const { shop } = shops;
+const { shop, reconcilingShop } = shops;
 afterEach(() => shops.sandbox().clearFaults());
 
 /** Accepted charges whose outcomes are due next week: nothing to do for them yet. */
@@ -25,12 +25,7 @@ describe("the reconciler's sweep of pending charges", () => {
   /** A shop whose newest charge's answer was lost behind `older` accepted charges; one pass, then its records. */
   async function lostAnswerBehind(older: number) {
     const store = new MemoryChargeStore();
-    const { data, app } = await shop({
-      store,
-      receiveWebhooks: false,
-      reconcileIntervalMs: 0,
-      clientOptions: { maxRetries: 1 },
-    });
+    const { data, app } = await reconcilingShop(store);
     await acceptedForNextWeek(store, older);
     const customer = data.customer();
     const cartId = data.cart(customer);
@@ -68,12 +63,7 @@ describe("the reconciler's sweep of pending charges", () => {
 
   it("after an outage spreads the lost answers over passes, 1,000 sends a pass, and charges each order once", async () => {
     const store = new MemoryChargeStore();
-    const { data, app } = await shop({
-      store,
-      receiveWebhooks: false,
-      reconcileIntervalMs: 0,
-      clientOptions: { maxRetries: 1 },
-    });
+    const { data, app } = await reconcilingShop(store);
     const sandbox = shops.sandbox();
     // The service commits every create and every answer is lost, until the outage ends.
     const faultId = sandbox.injectFault({

@@ -11,17 +11,12 @@ import { createShopData, useShops } from "./support/shop.js";
 // of being sent again by the sweep through all pending charges (each send may take the timeout).
 
 const shops = useShops();
-const { shop } = shops;
+const { reconcilingShop } = shops;
 afterEach(() => shops.sandbox().clearFaults());
 
 /** A router on `store` charging a new merchant at the sandbox, with a customer whose token it charges. */
 async function sandboxRouter(store: MemoryChargeStore) {
-  const { data, app } = await shop({
-    store,
-    receiveWebhooks: false,
-    reconcileIntervalMs: 0,
-    clientOptions: { maxRetries: 1 },
-  });
+  const { data, app } = await reconcilingShop(store);
   return { router: app.router, merchantId: data.merchant.merchantId, customer: data.customer() };
 }
 

@@ -18,6 +18,7 @@ import {
   purchaseAuth,
   purchaseAuthErrorHandler,
 } from "../../src/index.js";
+import type { ChargeStore } from "../../src/stores/types.js";
 
 // A real shop for the tests: an Express app with sessions, carts and a server-side price list,
 // the router mounted under /payments, listening on 127.0.0.1, charging a real sandbox.
@@ -268,14 +269,21 @@ export function useShops() {
     sandbox?.setWebhookDelivery({ duplicate: false, outOfOrder: false });
     await Promise.all(apps.splice(0).map((app) => app.close()));
   });
+  /** A new merchant's shop data and an app for it, closed after the test. */
+  const shop = async (options: AppOptions = {}) => {
+    const data = createShopData(current());
+    const app = await startShopApp(data, options);
+    apps.push(app);
+    return { data, app };
+  };
   return {
     sandbox: current,
-    /** A new merchant's shop data and an app for it, closed after the test. */
-    async shop(options: AppOptions = {}) {
-      const data = createShopData(current());
-      const app = await startShopApp(data, options);
-      apps.push(app);
-      return { data, app };
-    },
+    shop,
+    /**
+     * A shop on `store` whose reconciler runs only when the test calls it, with no webhooks and one
+     * retry per call: what happens is what a reconcile pass does.
+     */
+    reconcilingShop: (store: ChargeStore) =>
+      shop({ store, receiveWebhooks: false, reconcileIntervalMs: 0, clientOptions: { maxRetries: 1 } }),
   };
 }
