@@ -1,10 +1,10 @@
-import { createHash } from "node:crypto";
 import { DEFAULT_PATHS } from "@purchase-auth/core";
 import type { FaultSpec } from "@purchase-auth/sandbox";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { chargeStatusOfOrder } from "../src/charges/state-machine.js";
 import type { ChargeStore } from "../src/index.js";
+import { operationFingerprint } from "../src/routes/merchant.js";
 import {
   type Action,
   CARTS,
@@ -134,13 +134,6 @@ function seedOptions(): { seed?: number; path?: string } {
   return path === undefined ? { seed: Number(seed) } : { seed: Number(seed), path };
 }
 
-/** The operation log's fingerprint of a write (the router's rule: operation and amount). */
-function fingerprintOf(operation: string, amount: string | undefined): string {
-  return createHash("sha256")
-    .update(`${operation}|${amount ?? "all"}`)
-    .digest("hex");
-}
-
 const UNCONFIRMED = "urn:purchase-auth:problem:operation-unconfirmed";
 /** The answers that say the service refused this press's key. */
 const REFUSALS = ["order-state", "operation-refused"].map((type) => `urn:purchase-auth:problem:${type}`);
@@ -218,7 +211,7 @@ async function discrepancies(world: World): Promise<string[]> {
       if (!mayHaveMoved && moved !== 0) found.push(`${reference}: ${what} moved without being sent`);
       // The entry of this press (a counted sequence two pages showed at once is one press's).
       const logged = stored?.operationLog?.[`${type}:${press.sequence}`];
-      const entry = logged?.fingerprint === fingerprintOf(type, press.amount) ? logged : undefined;
+      const entry = logged?.fingerprint === operationFingerprint(type, press.amount) ? logged : undefined;
       if (entry?.state === "refused" && moved > 0) found.push(`${reference}: ${what} logged refused, moved`);
       if (entry?.state === "done" && moved === 0)
         found.push(`${reference}: ${what} logged done, moved nothing`);

@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { advance } from "../src/charges/state-machine.js";
 import type { PaymentAlert } from "../src/reconcile/alerts.js";
+import { operationFingerprint } from "../src/routes/merchant.js";
 import type { ChargeRecord, OperationRecord } from "../src/stores/types.js";
 import { call, charge, staffOnly, useShops } from "./support/shop.js";
 
@@ -146,7 +146,7 @@ describe("merchant writes past the service's idempotency window", () => {
   it("an entry stored before firstSentAt existed is never sent again: its age is unknown", async () => {
     const world = await authorizedCharge();
     const stored = (await world.store.findByAuthorizationId(world.id))!;
-    const fingerprint = createHash("sha256").update("capture|10.00").digest("hex");
+    const fingerprint = operationFingerprint("capture", "10.00");
     const legacy = { operation: "capture" as const, sequence: "old", fingerprint, state: "sent" as const };
     await world.store.compareAndSet(stored.version, {
       ...stored,

@@ -356,7 +356,7 @@ function answerOperation(
 }
 
 /** What one write moves: the same sequence with another fingerprint is another write. */
-function operationFingerprint(operation: MerchantOperation, amount: string | undefined): string {
+export function operationFingerprint(operation: MerchantOperation, amount: string | undefined): string {
   return createHash("sha256")
     .update(`${operation}|${amount ?? "all"}`)
     .digest("hex");
