@@ -168,17 +168,6 @@ export class Charges {
   }
 
   /**
-   * `apply` of news that names no authorization id (nothing parked to fold in), saying whether this
-   * call changed the charge: the one caller that moved it raises what the move calls for.
-   */
-  async applyOwn(
-    reference: string,
-    news: ChargeNews,
-  ): Promise<{ charge: ChargeRecord | undefined; changed: boolean }> {
-    return this.#updateSaying(reference, (current) => advance(current, news, this.#date()));
-  }
-
-  /**
    * Records a merchant write before it is sent. `created` is true only for the call whose stored
    * change created the write's log entry: nobody can have sent its key before.
    */

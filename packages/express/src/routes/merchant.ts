@@ -271,7 +271,7 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         orderId: charge.orderId!,
         message: `the outcome of ${operation} ${sequence} stayed unknown past the service's idempotency window, so its key is never sent again; compare the order's amounts at the service with your back office before another ${operation}`,
       });
-      const { charge: after } = await charges.applyOwn(
+      const after = await charges.apply(
         charge.reference,
         operationNews(sequence, fingerprint, "unconfirmed"),
       );
