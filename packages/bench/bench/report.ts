@@ -4,7 +4,12 @@ import type { MachineInfo } from "./machine.js";
 import type { MemoryProbeResult } from "./memory-probe.js";
 import type { ThroughputCell, ThroughputRatios, ThroughputSettings } from "./rows/create-throughput.js";
 import type { ExpressAdapterResult } from "./rows/express-adapter.js";
-import { type CapacityCell, FLOOR_ENDPOINT } from "./rows/sandbox-capacity.js";
+import {
+  type CapacityCell,
+  FLOOR_ENDPOINT,
+  SMALL_STORES,
+  SMALL_STORES_ENDPOINT,
+} from "./rows/sandbox-capacity.js";
 import { PATHOLOGICAL_GOALS, type SandboxValidationResult } from "./rows/sandbox-validation.js";
 import type { TokenHandlingResult } from "./rows/token-handling.js";
 import type { ValidationCell } from "./rows/validation.js";
@@ -134,6 +139,12 @@ export function formatReport(results: BenchResults): string {
     if (create && floor) {
       lines.push(
         `  CPU per request: sandbox create ${fixed(1e6 / create.extrapolatedSandboxCeiling, 0)} µs, bare node:http ${fixed(1e6 / floor.extrapolatedSandboxCeiling, 0)} µs (${fixed(floor.extrapolatedSandboxCeiling / create.extrapolatedSandboxCeiling)}×, rounds alternating); the goal is ${fixed(1e6 / GOALS.sandboxCreatesPerCoreAtLeast, 0)} µs`,
+      );
+    }
+    const small = capacity.find((cell) => cell.endpoint === SMALL_STORES_ENDPOINT);
+    if (create && small) {
+      lines.push(
+        `  of which the stores' size: ${fixed(1e6 / create.extrapolatedSandboxCeiling - 1e6 / small.extrapolatedSandboxCeiling, 0)} µs (the same create with stores of ${count(SMALL_STORES)}: ${fixed(1e6 / small.extrapolatedSandboxCeiling, 0)} µs)`,
       );
     }
     lines.push("");

@@ -5,12 +5,14 @@ import { type CellResult, median, runCell } from "../measure.js";
 import type { SandboxHost } from "../sandbox-host.js";
 import { rawUndiciVariant } from "../variants/raw-undici.js";
 import { MAX_CONNECTIONS } from "../variants/variant.js";
-import { fetchAccessToken } from "../wire.js";
+import { fetchAccessToken, type ShopCredentials } from "../wire.js";
 
 // Row 5: what the sandbox serves with the cheapest possible client (raw undici, concurrency 64),
 // and how busy its process is meanwhile, so nobody mistakes it for the bottleneck. The create call
 // is measured in rounds alternating with the floor under it: a bare node:http server in a process
-// of its own that reads the same request and writes the same answer, and does nothing else.
+// of its own that reads the same request and writes the same answer, and does nothing else; and with
+// a second sandbox whose stores keep only a few hundred objects, to show what the size of the stores
+// costs (records kept for thousands of creates are copied and promoted by the garbage collector).
 
 export interface CapacityCell {
   endpoint: string;
@@ -26,6 +28,10 @@ export interface CapacityCell {
 
 /** The floor's endpoint name in the cells. */
 export const FLOOR_ENDPOINT = "bare node:http, the create's answer";
+/** Objects and keys the small-store sandbox keeps (the bench's own sandbox keeps 20,000 of each). */
+export const SMALL_STORES = 500;
+/** The small-store sandbox's endpoint name in the cells: a diagnostic, not the goal's figure. */
+export const SMALL_STORES_ENDPOINT = `create, stores of ${SMALL_STORES}`;
 
 interface Target {
   endpoint: string;
@@ -52,6 +58,11 @@ export async function measureSandboxCapacity(
     fileURLToPath(new URL("../floor-process.js", import.meta.url)),
   );
   const floorCreate = await rawUndiciVariant({ ...shop, baseUrl: floor.ready });
+  const small = await forkRpcChild<"openShop" | "cpuMicros">(
+    fileURLToPath(new URL("../sandbox-process.js", import.meta.url)),
+    { args: [`--stored=${SMALL_STORES}`] },
+  );
+  const smallCreate = await rawUndiciVariant(await small.call<ShopCredentials>("openShop"));
   try {
     const cells = await measureTargets(
       [
@@ -68,6 +79,11 @@ export async function measureSandboxCapacity(
         [
           { endpoint: "POST /purchase/authorizations", op: create.create, cpuMicros: host.cpuMicros },
           {
+            endpoint: SMALL_STORES_ENDPOINT,
+            op: smallCreate.create,
+            cpuMicros: () => small.call<number>("cpuMicros"),
+          },
+          {
             endpoint: FLOOR_ENDPOINT,
             op: floorCreate.create,
             cpuMicros: () => floor.call<number>("cpuMicros"),
@@ -81,6 +97,8 @@ export async function measureSandboxCapacity(
     await create.close();
     await floorCreate.close();
     await floor.close();
+    await smallCreate.close();
+    await small.close();
     await agent.close();
   }
 }
