@@ -132,6 +132,8 @@ export type ChargeNews =
       state?: OperationRecord["state"];
       /** When the write was first recorded (kept from the first entry). */
       at?: string;
+      /** The amount it moves, recorded with it so the reconciler can send it again (kept from the first entry). */
+      amount?: string;
     }
   /** The create call's outcome stayed unknown past the idempotency window. */
   | { kind: "needs_review"; reason: string };
@@ -378,6 +380,8 @@ function recordOperation(next: ChargeRecord, news: Extract<ChargeNews, { kind: "
   // Its first recording's time, never a later one: the key's window started then.
   const firstSentAt = known === undefined ? news.at : known.firstSentAt;
   if (firstSentAt !== undefined) entry.firstSentAt = firstSentAt;
+  const amount = known === undefined ? news.amount : known.amount;
+  if (amount !== undefined) entry.amount = amount;
   next.operationLog = { ...next.operationLog, [id]: entry };
 }
 

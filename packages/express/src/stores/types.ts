@@ -49,8 +49,10 @@ export interface OperationRecord {
   /** A hash of what the write moves (amount or "all"): the same sequence with another body is a conflict. */
   fingerprint: string;
   /**
-   * sent: recorded, answer unknown; done: the service's order shows it; refused: the service said
-   * no; unconfirmed: its answer stayed unknown past the service's idempotency window, so its key is
+   * sent: recorded, answer unknown (the reconciler sends it again inside the window, or settles it
+   * after); done: the service's order shows it; refused: the service said no (or, for a write
+   * without an amount past the window, the order shows it was not applied: its key is never sent
+   * again); unconfirmed: its answer stayed unknown past the service's idempotency window, so its key is
    * never sent again (an operator compares the order at the service).
    */
   state: "sent" | "done" | "refused" | "unconfirmed";
@@ -60,6 +62,12 @@ export interface OperationRecord {
    * sent again.
    */
   firstSentAt?: string;
+  /**
+   * The amount a partial capture or a refund moves, exactly as sent: the reconciler sends the write
+   * again with it. Absent for a write without an amount, and on entries stored before it existed
+   * (those are settled by the reconciler only once their window has passed).
+   */
+  amount?: string;
 }
 
 /** One charge: the authorization of one order reference (the latest attempt at it). */
@@ -178,6 +186,15 @@ export interface ChargeStore {
    * the sweep of `listPending`, one pass per 2,000 pending charges.
    */
   listUnanswered?(limit: number, after?: PendingCursor): Promise<ChargeRecord[]>;
+
+  /**
+   * Charges whose operation log holds a merchant write still `sent` (recorded before it was sent,
+   * its answer never learnt), whatever their status, in the order and with the paging of
+   * `listPending`. The reconciler sends each again with its key inside the service's idempotency
+   * window, and settles it past the window (from the order, or `unconfirmed` with an alert).
+   * Optional: without it, such a write stays `sent` until the back office sends it again.
+   */
+  listSentWrites?(limit: number, after?: PendingCursor): Promise<ChargeRecord[]>;
 
   /**
    * Charges past `pending` that know their authorization id while events about it are stored
