@@ -1,6 +1,6 @@
 import type { CaptureMode, WebhookEvent } from "@purchase-auth/core";
 import { isForwardMove, statusesAllowedBefore } from "../charges/state-machine.js";
-import { MIGRATION_LOCK_KEY, POSTGRES_SCHEMA_SQL } from "./postgres-schema.js";
+import { MIGRATION_LOCK_KEY, POSTGRES_SCHEMA_SQL, SENT_WRITES } from "./postgres-schema.js";
 import type {
   ChargeRecord,
   ChargeStatus,
@@ -109,6 +109,10 @@ export class PostgresChargeStore implements ChargeStore {
 
   async listUnanswered(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
     return this.#pendingPage("status = 'pending' AND authorization_id IS NULL", limit, after);
+  }
+
+  async listSentWrites(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
+    return this.#pendingPage(SENT_WRITES, limit, after);
   }
 
   /** Keyset paging along the partial index whose condition is `where` (a constant of this file). */
