@@ -95,7 +95,7 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
     streams: new Set(),
     streamQuota: new StreamQuota(resolved.liveUpdates),
   };
-  const reconciler = new Reconciler(resolved, charges, authorizer);
+  const reconciler = new Reconciler(resolved, charges, authorizer, merchantWrites);
 
   const setContext = (req: Request) => {
     req.purchaseAuth = { client, store };
