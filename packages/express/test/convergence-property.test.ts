@@ -79,6 +79,8 @@ const pressArbitrary: fc.Arbitrary<Action> = fc.record({
   operation: fc.constantFrom<Operation>("capture", "capture", "capture_rest", "cancel", "refund", "refund"),
   sequence: fc.constantFrom<SequenceStyle>("id", "counted", "none"),
   fault: faultOn(ORDER_WRITES),
+  tries: fc.constantFrom(1, 3),
+  comesBack: fc.boolean(),
 });
 
 const actionArbitrary = fc.oneof(payArbitrary, pressArbitrary);
@@ -190,6 +192,18 @@ async function discrepancies(world: World): Promise<string[]> {
         );
     }
 
+    // Every write whose answer was lost was settled, by a re-press or by the reconciler; a write whose
+    // outcome stayed unknown past the window was handed to a person.
+    for (const [id, entry] of Object.entries(stored?.operationLog ?? {})) {
+      if (entry.state === "sent") found.push(`${reference}: ${id} left sent`);
+      const alerted = world.alerts.some(
+        (alert) =>
+          alert.reference === reference && alert.message.includes(`of ${entry.operation} ${entry.sequence} `),
+      );
+      if (entry.state === "unconfirmed" && !alerted)
+        found.push(`${reference}: ${id} unconfirmed without an alert`);
+    }
+
     const order = truth === undefined ? undefined : orderByAuthorization.get(truth.authorizationId);
     for (const press of world.presses.filter((press) => press.cart === cart && press.amount !== undefined)) {
       const type = press.operation === "refund" ? "refund" : "capture";
@@ -288,6 +302,7 @@ describe("every answer true and every charge at the service's truth, over genera
       expect(tally.orderWriteFaultsFired).toBeGreaterThan(0);
       expect(tally.restarts).toBeGreaterThan(0);
       expect(tally.races).toBeGreaterThan(0);
+      expect(tally.leftToReconciler).toBeGreaterThan(0);
     },
     120_000 + RUNS * 500,
   );

@@ -30,6 +30,10 @@ export type Action =
       operation: Operation;
       sequence: SequenceStyle;
       fault?: FaultSpec;
+      /** Sends before the back office walks away without an answer: 1, or 3 (retries after a 5xx). */
+      tries: number;
+      /** Whether the back office comes back for this press if its answer never came (else the reconciler must). */
+      comesBack: boolean;
     };
 
 /**
@@ -62,6 +66,8 @@ export const tally = {
   pressesDone: 0,
   pressesRefused: 0,
   authorized: 0,
+  /** Presses whose answer never came and that nobody sent again: left to the reconciler. */
+  leftToReconciler: 0,
 };
 
 /** Starts a new count (each property counts its own scenarios). */
@@ -82,6 +88,8 @@ export interface Press {
   answers: Array<{ status: number; type?: string; outcome?: string }>;
   /** Some send got a 5xx or no answer at all. */
   uncertain?: boolean;
+  /** Whether the back office sends it again at the end when it never got an answer. */
+  comesBack: boolean;
 }
 
 /** A scenario's world: one merchant's shop (two instances, one store), its carts, and what it answered. */
@@ -96,6 +104,8 @@ export class World {
   readonly paidAnswers: Array<{ cart: number; status: string; authorizationId?: string }> = [];
   /** The references the shop raised an alert about. */
   readonly alerted = new Set<string>();
+  /** Every alert's reference and message, in order. */
+  readonly alerts: Array<{ reference: string; message: string }> = [];
   readonly apps: ShopApp[] = [];
   /** Each instance's port, kept across restarts (the sandbox's webhooks point there). */
   readonly #ports = [0, 0];
@@ -141,6 +151,7 @@ export class World {
       now: () => this.data.sandbox.now(),
       onAlert: (alert) => {
         this.alerted.add(alert.reference);
+        this.alerts.push({ reference: alert.reference, message: alert.message });
       },
       clientOptions: { maxRetries: 1, timeoutMs: 2_000 },
     });
@@ -191,8 +202,8 @@ export class World {
         Promise.all(Array.from({ length: twice ? 2 : 1 }, () => this.#pay(app, cart))),
       );
     }
-    const press = this.#newPress(action.cart, action.operation, action.sequence);
-    return this.#withFault(action.fault, () => this.#press(app, press));
+    const press = this.#newPress(action.cart, action.operation, action.sequence, action.comesBack);
+    return this.#withFault(action.fault, () => this.#press(app, press, action.tries));
   }
 
   /** Runs `step` with `fault` injected before it (left active after it) and counts how often it fired. */
@@ -227,8 +238,8 @@ export class World {
     }
   }
 
-  #newPress(cart: number, operation: Operation, style: SequenceStyle): Press {
-    const press: Press = { cart, operation, style, answers: [] };
+  #newPress(cart: number, operation: Operation, style: SequenceStyle, comesBack: boolean): Press {
+    const press: Press = { cart, operation, style, answers: [], comesBack };
     if (operation === "capture" || operation === "refund") {
       press.amount = (this.#nextCents++ / 100).toFixed(2);
       // A write with an amount must be named.
@@ -275,9 +286,12 @@ export class World {
     const { sandbox } = this.data;
     sandbox.clearFaults();
     sandbox.setWebhookDelivery({ duplicate: false, outOfOrder: false });
-    // The merchant comes back for every press whose answer never came, with its sequence.
-    for (const press of this.presses.filter((press) => press.answers.length === 0))
-      await this.#press(this.apps[0]!, press, 1);
+    // The merchant comes back, with its sequence, for some of the presses whose answer never came;
+    // the others are the reconciler's to send again, or to settle once their window has passed.
+    for (const press of this.presses.filter((press) => press.answers.length === 0)) {
+      if (press.comesBack) await this.#press(this.apps[0]!, press, 1);
+      else if (press.uncertain) tally.leftToReconciler++;
+    }
     for (const minutes of [0, 2, 10, 30, 120, 480]) {
       if (minutes > 0) sandbox.advanceClock(minutes * 60_000);
       await sandbox.settle();
