@@ -49,8 +49,8 @@ export interface OperationRecord {
   /** A hash of what the write moves (amount or "all"): the same sequence with another body is a conflict. */
   fingerprint: string;
   /**
-   * sent: recorded, answer unknown (the reconciler sends it again inside the window, or settles it
-   * after); done: the service's order shows it; refused: the service said no (or, for a write
+   * sent: recorded, answer unknown (the reconciler sends it again inside the window if a send may
+   * have reached the service, or settles it after); done: the service's order shows it; refused: the service said no (or, for a write
    * without an amount past the window, the order shows it was not applied: its key is never sent
    * again); unconfirmed: its answer stayed unknown past the service's idempotency window, so its key is
    * never sent again (an operator compares the order at the service).
@@ -68,6 +68,23 @@ export interface OperationRecord {
    * (those are settled by the reconciler only once their window has passed).
    */
   amount?: string;
+  /**
+   * Sends of it begun, each counted in the stored change made before it goes out (a crash mid-send
+   * still counts). Absent on entries stored before sends were counted (taken as one).
+   */
+  sends?: number;
+  /**
+   * Of those, the sends core reported `not_sent` (nothing can have reached the service: its token
+   * endpoint was down, say). While every send is one of them, nothing can have been applied: the
+   * reconciler never sends such an entry, and past the window settles it `refused` (not applied)
+   * without an alert.
+   */
+  undelivered?: number;
+  /**
+   * When its last send began (ISO 8601), recorded before that send: until `timeoutMs` after it, a
+   * send may still be on its way, so nobody decides the write was not applied.
+   */
+  lastSentAt?: string;
 }
 
 /** One charge: the authorization of one order reference (the latest attempt at it). */
