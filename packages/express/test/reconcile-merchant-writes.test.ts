@@ -126,7 +126,14 @@ for (const kind of ["memory", "postgres"] as const) {
       // Past the router's timeout (its request cannot still be sending it), inside the window.
       w.sandbox.advanceClock(2 * MINUTE);
       const report = await w.apps[0]!.router.reconcile();
-      expect(report.writes).toEqual({ examined: 1, resolved: 1, stillUnknown: 0, needsReview: 0 });
+      expect(report.writes).toEqual({
+        examined: 1,
+        resent: 1,
+        resolved: 1,
+        stillUnknown: 0,
+        needsReview: 0,
+        failed: 0,
+      });
       expect((await w.entry("capture:p1"))?.state).toBe("done");
       expect(w.moves("capture")).toEqual(["10.00"]);
       // The press's send and the reconciler's: one key, one body.
@@ -173,7 +180,14 @@ for (const kind of ["memory", "postgres"] as const) {
       await w.lost(ANSWER_LOST, "capture", { amount: "10.00", sequence: "p1" });
       w.sandbox.advanceClock(25 * HOUR);
       const report = await w.apps[0]!.router.reconcile();
-      expect(report.writes).toEqual({ examined: 1, resolved: 0, stillUnknown: 0, needsReview: 1 });
+      expect(report.writes).toEqual({
+        examined: 1,
+        resent: 0,
+        resolved: 0,
+        stillUnknown: 0,
+        needsReview: 1,
+        failed: 0,
+      });
       expect(w.alerts).toEqual([
         expect.objectContaining({ kind: "needs_review", authorizationId: expect.any(String) }),
       ]);

@@ -6,6 +6,7 @@ import {
   type Order,
   OrderStateError,
   type OrderStatus,
+  PurchaseAuthError,
   type WriteOptions,
 } from "@purchase-auth/core";
 import { withTimeout } from "../http/timeout.js";
@@ -15,13 +16,16 @@ import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord, MerchantOperation, OperationRecord } from "../stores/types.js";
 import { isPastIdempotencyWindow } from "./authorizer.js";
 import type { Charges } from "./charges.js";
-import { type ChargeNews, operationId } from "./state-machine.js";
+import { lastSendOf, mayHaveReached, type OperationNews, operationId } from "./operation-log.js";
 
 // Sends a merchant write (capture, cancel, refund) by its operation-log entry, for the merchant
 // routes and the reconciler alike: with the entry's key and body, and only while the service's
 // idempotency window lasts; past it, the log and the order answer, and a write whose outcome stayed
 // unknown is given up to review (an alert, then `unconfirmed`). Never sent past the window: the
-// service forgets keys, and a capture or refund sent again then would move its amount twice.
+// service forgets keys, and a capture or refund sent again then would move its amount twice. Every
+// send is counted on the entry before it goes out (with its time), and one that core says never
+// reached the service is counted as such: a write none of whose sends can have reached it is never
+// sent by the reconciler, and past the window is simply not applied.
 
 /** One write as its log entry names it: operation, sequence, what it moves. */
 export interface MerchantWrite {
@@ -34,14 +38,17 @@ export interface MerchantWrite {
 
 /**
  * How a write ended, as the route answers it. answered: the order shows it (`done`), or had
- * nothing left to do (`already_done`); not_applied: the order does not show it (send a new
- * sequence); refused: the log says the service refused it; unconfirmed: its outcome stayed unknown
- * past the window (`alerted` when this call raised the alert). A write the service refused just now
- * or whose outcome is unknown throws core's error instead (a refusal recorded first).
+ * nothing left to do (`already_done`); not_applied: the order does not show it, or no send of it
+ * can have reached the service (send a new sequence); refused: the log says the service refused it;
+ * unconfirmed: its outcome stayed unknown past the window (`alerted` when this call raised the
+ * alert); confirming: past the window, but a send of it began less than `timeoutMs` ago (here or on
+ * another instance) and may still apply it: nothing is decided yet (ask again shortly). A write the
+ * service refused just now or whose outcome is unknown throws core's error instead (a refusal
+ * recorded first).
  */
 export type WriteResult =
   | { kind: "answered"; charge: ChargeRecord; order: Order; outcome: "done" | "already_done" }
-  | { kind: "not_applied" | "refused" }
+  | { kind: "not_applied" | "refused" | "confirming" }
   | { kind: "unconfirmed"; alerted: boolean };
 
 export interface MerchantWritesDeps {
@@ -84,22 +91,59 @@ export class MerchantWrites {
   }
 
   /**
-   * Sends `write` with its key and records how it ended. `entry`: its log entry when it was
-   * recorded by an earlier request (its key may have reached the service before; core is told when
-   * it was first sent); undefined for the first send. A send of the same entry already in flight in
-   * this process is shared, not repeated.
+   * The first send of `write`, whose log entry `entry` the caller has just created (that stored
+   * change counts the send and its time). Records how it ended.
    */
   send(charge: ChargeRecord, write: MerchantWrite, entry: OperationRecord | undefined): Promise<WriteResult> {
-    const slot = slotOf(charge.reference, operationId(write.operation, write.sequence));
+    return this.#track(charge.reference, write, () => this.#deliver(charge, write, entry, false));
+  }
+
+  /**
+   * Settles `write`, whose log entry `entry` an earlier request recorded (a re-press, or the
+   * reconciler): a send of it this process is making (or an answer it is working out) is joined,
+   * not repeated nor decided beside; else inside the window it is sent again with its key (its
+   * key may have reached the service before), and past it the log and the order answer.
+   */
+  resume(charge: ChargeRecord, write: MerchantWrite, entry: OperationRecord): Promise<WriteResult> {
+    return this.#track(charge.reference, write, () =>
+      this.mayResend(entry) ? this.#resend(charge, write) : this.#answerFromLog(charge, write, undefined),
+    );
+  }
+
+  /** The call in flight for the write's entry, or `start()`'s, kept in flight until it ends. */
+  #track(reference: string, write: MerchantWrite, start: () => Promise<WriteResult>): Promise<WriteResult> {
+    const slot = slotOf(reference, operationId(write.operation, write.sequence));
     let call = this.#inFlight.get(slot);
     if (!call) {
-      call = this.#send(charge, write, entry).finally(() => this.#inFlight.delete(slot));
+      call = start().finally(() => this.#inFlight.delete(slot));
       this.#inFlight.set(slot, call);
     }
     return call;
   }
 
-  async #send(charge: ChargeRecord, write: MerchantWrite, entry: OperationRecord | undefined) {
+  /**
+   * Counts the send on the entry (and its time) before it goes out: an instance that finds the
+   * entry past the window then waits `timeoutMs` after it before deciding the write was not
+   * applied. An entry settled meanwhile (another instance past the window) is answered as it is.
+   */
+  async #resend(charge: ChargeRecord, write: MerchantWrite): Promise<WriteResult> {
+    const { options, charges } = this.#deps;
+    const news: OperationNews = {
+      ...operationNews(write, "sent", new Date(options.now()).toISOString()),
+      sending: true,
+    };
+    const recorded = (await charges.apply(charge.reference, news)) ?? charge;
+    const entry = recorded.operationLog?.[operationId(write.operation, write.sequence)];
+    if (entry?.state !== "sent") return this.#answerFromLog(recorded, write, undefined);
+    return this.#deliver(recorded, write, entry, true);
+  }
+
+  async #deliver(
+    charge: ChargeRecord,
+    write: MerchantWrite,
+    entry: OperationRecord | undefined,
+    again: boolean,
+  ) {
     const { options, charges } = this.#deps;
     const { operation, sequence, amount } = write;
     const orderId = charge.orderId!;
@@ -115,7 +159,7 @@ export class MerchantWrites {
       const sendOptions: WriteOptions = { idempotencyKey, signal };
       // Told when the key was first sent, core never sends it past the window by its own clock: the
       // entry's age on the router's clock (`now`, which tests move), as a time on the client's.
-      if (entry?.firstSentAt !== undefined) {
+      if (again && entry?.firstSentAt !== undefined) {
         const age = Math.max(0, options.now() - Date.parse(entry.firstSentAt));
         sendOptions.firstSentAt = new Date(Date.now() - age);
       }
@@ -129,6 +173,13 @@ export class MerchantWrites {
           await orders.refund(orderId, { amount: amount! }, sendOptions);
         }
       } catch (error) {
+        // Core says this send cannot have reached the service, or that nothing was done under its
+        // key: counted (a refusal is also recorded below), so that a write none of whose sends can
+        // have reached the service is never sent by the reconciler. (Only the write's own error: a
+        // failed read after it says nothing about its delivery.)
+        if (wasNotDelivered(error)) {
+          await charges.apply(charge.reference, { ...operationNews(write, "sent"), notDelivered: true });
+        }
         // The service (or core, by its own clock) says the key is past its window: unknowable now.
         if (isPastIdempotencyWindow(error)) return PAST_WINDOW;
         if (!OrderStateError.isInstance(error) || error.reason !== "INVALID_ORDER_STATE") {
@@ -157,7 +208,7 @@ export class MerchantWrites {
     if (result === PAST_WINDOW) {
       // What the log knows now (another request may have learnt the answer meanwhile).
       const current = (await options.store.findByReference(charge.reference)) ?? charge;
-      return this.answerFromLog(current, write);
+      return this.#answerFromLog(current, write, entry?.lastSentAt);
     }
     const { order, outcome } = result;
     if (!orderShows(operation, amount, order)) {
@@ -180,12 +231,27 @@ export class MerchantWrites {
    * nothing is left to do, else not applied (recorded refused: its key is never sent again). A
    * write with an amount: done or refused as recorded; otherwise unknown for good: recorded
    * unconfirmed, never sent again, and an alert (raised before it is recorded, so a crash repeats
-   * it rather than loses it).
+   * it rather than loses it). A write none of whose sends can have reached the service is not
+   * applied (recorded refused, no alert). Nothing is decided while a send of it may still be on its
+   * way (begun less than `timeoutMs` ago, but for `endedSend`, the one the caller made): confirming.
    */
-  async answerFromLog(charge: ChargeRecord, write: MerchantWrite): Promise<WriteResult> {
+  async #answerFromLog(
+    charge: ChargeRecord,
+    write: MerchantWrite,
+    endedSend: string | undefined,
+  ): Promise<WriteResult> {
     const { options, charges } = this.#deps;
     const { operation, sequence, amount } = write;
     const entry = charge.operationLog?.[operationId(operation, sequence)];
+    if (entry?.state === "sent") {
+      if (!mayHaveReached(entry)) {
+        await charges.apply(charge.reference, operationNews(write, "refused"));
+        return { kind: "not_applied" };
+      }
+      const sending = entry.lastSentAt !== endedSend || endedSend === undefined;
+      if (sending && options.now() - lastSendOf(entry, charge) < options.timeoutMs)
+        return { kind: "confirming" };
+    }
     if (!movesAnAmount(write) || entry?.state === "done") {
       const order = await withTimeout(options.timeoutMs, (signal) => this.readOrder(charge.orderId!, signal));
       const news = orderNews(charge.authorizationId!, order);
@@ -213,7 +279,7 @@ export class MerchantWrites {
     const after = await charges.apply(charge.reference, operationNews(write, "unconfirmed"));
     // A send made inside the window may have learnt the answer meanwhile: that answer stands.
     const settled = after?.operationLog?.[operationId(operation, sequence)]?.state;
-    if (settled === "done" || settled === "refused") return this.answerFromLog(after!, write);
+    if (settled === "done" || settled === "refused") return this.#answerFromLog(after!, write, undefined);
     return { kind: "unconfirmed", alerted: true };
   }
 
@@ -269,8 +335,6 @@ export function operationNews(
   return news;
 }
 
-type OperationNews = Extract<ChargeNews, { kind: "operation" }>;
-
 /** True when the order shows that the write `operation` (with `amount` or without) has nothing left to do. */
 function hasNothingLeftToDo(operation: MerchantOperation, amount: string | undefined, order: Order): boolean {
   if (amount !== undefined || operation === "refund") return false;
@@ -285,6 +349,15 @@ function hasNothingLeftToDo(operation: MerchantOperation, amount: string | undef
 function orderShows(operation: MerchantOperation, amount: string | undefined, order: Order): boolean {
   if (operation === "refund" || amount !== undefined) return true;
   return hasNothingLeftToDo(operation, amount, order);
+}
+
+/**
+ * Core's outcome `not_sent` or `refused` for a write whose entry stays `sent` (a refusal of the
+ * order's state or of the request is recorded on the entry instead): nothing done by this send.
+ */
+function wasNotDelivered(error: unknown): boolean {
+  if (OrderStateError.isInstance(error) || InvalidRequestError.isInstance(error)) return false;
+  return PurchaseAuthError.isInstance(error) && error.outcome !== "unknown";
 }
 
 /** The service answered, and refused: nothing moved, and the key now holds that refusal. */

@@ -130,7 +130,7 @@ export class Reconciler {
       stillUnknown: 0,
       needsReview: 0,
       eventsApplied: 0,
-      writes: { examined: 0, resolved: 0, stillUnknown: 0, needsReview: 0 },
+      writes: { examined: 0, resent: 0, resolved: 0, stillUnknown: 0, needsReview: 0, failed: 0 },
     };
     const { store, logger } = this.#options;
     if (store.listPending === undefined) {
@@ -207,7 +207,7 @@ export class Reconciler {
     const { writes } = report;
     if (
       report.needsReview + report.resolved + report.stillUnknown + report.eventsApplied > 0 ||
-      writes.resolved + writes.stillUnknown + writes.needsReview > 0
+      writes.resolved + writes.stillUnknown + writes.needsReview + writes.failed > 0
     ) {
       logger.info?.("purchase-auth: reconcile pass", { ...report });
     }

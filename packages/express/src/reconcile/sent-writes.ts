@@ -1,5 +1,6 @@
 import { InvalidRequestError, OrderStateError } from "@purchase-auth/core";
 import { type MerchantWrites, type WriteResult, writeOf } from "../charges/merchant-writes.js";
+import { lastSendOf, mayHaveReached } from "../charges/operation-log.js";
 import type { ResolvedOptions } from "../options.js";
 import type { ChargeRecord } from "../stores/types.js";
 import { Sweep } from "./sweep.js";
@@ -7,19 +8,30 @@ import { Sweep } from "./sweep.js";
 // The reconciler's duty to merchant writes (capture, cancel, refund) whose answer was lost and that
 // nobody sends again: each stays `sent` in its charge's operation log until a pass settles it, as a
 // re-press of the back office would. Inside the service's idempotency window it is sent again with
-// its key and body; past it, never again: the order tells a capture of the rest or a cancel, and a
-// capture or refund of an amount is given up to review (an alert, then `unconfirmed`).
+// its key and body, if a send of it may have reached the service (one core reported `not_sent` did
+// nothing: the merchant was told so, and may have pressed a new sequence since); past it, never
+// again: a write no send of which can have reached the service is not applied (no alert), the order
+// tells a capture of the rest or a cancel, and a capture or refund of an amount is given up to
+// review (an alert, then `unconfirmed`). Nothing is decided while a send of it may still be on its
+// way (begun less than `timeoutMs` ago, here or on another instance).
 
 /** What one pass did to merchant writes whose answer was lost. */
 export interface WritesReport {
   /** Writes still `sent` looked at. */
   examined: number;
-  /** Sent again, or answered from the order past the window: now done, refused or not applied. */
+  /** Of those, the writes this pass sent again (inside the window), whatever their answer. */
+  resent: number;
+  /** Sent again, or answered from the log or the order past the window: now done, refused or not applied. */
   resolved: number;
-  /** Sent again, and still without a definite answer (tried again next pass, inside the window). */
+  /**
+   * Sent again and still without a definite answer, or past the window while a send of it may still
+   * be on its way: looked at again next pass.
+   */
   stillUnknown: number;
   /** Past the window with their outcome unknown: recorded `unconfirmed`, and this pass raised the alert. */
   needsReview: number;
+  /** Could not be looked at (their charge could not be read or written): looked at again next pass. */
+  failed: number;
 }
 
 /**
@@ -55,7 +67,19 @@ export class SentWrites {
       for (const [id, entry] of Object.entries(listed.operationLog ?? {})) {
         // Being sent by a request of this process right now: that request records the outcome.
         if (entry.state !== "sent" || this.#writes.isSending(listed.reference, id)) continue;
-        await this.#settleOne(listed.reference, id, report);
+        try {
+          await this.#settleOne(listed.reference, id, report);
+        } catch (error) {
+          // One charge the store cannot read or write now must not stop the others.
+          report.failed++;
+          logger.warn?.(
+            "purchase-auth: a merchant write whose answer was lost could not be settled this pass",
+            {
+              operation: entry.operation,
+              error: error instanceof Error ? error.name : typeof error,
+            },
+          );
+        }
       }
     }
   }
@@ -66,28 +90,27 @@ export class SentWrites {
     const charge = await this.#options.store.findByReference(reference);
     const entry = charge?.operationLog?.[id];
     if (charge === undefined || entry?.state !== "sent" || !hasOrder(charge)) return;
-    // Recorded moments ago: its request (of this instance or another) may still be sending it.
-    const { firstSentAt } = entry;
-    if (firstSentAt !== undefined && this.#options.now() - Date.parse(firstSentAt) < this.#options.timeoutMs)
-      return;
+    // Sent moments ago: its request (of this instance or another) may still be sending it.
+    if (this.#options.now() - lastSendOf(entry, charge) < this.#options.timeoutMs) return;
     const { write, bodyKnown } = writeOf(entry);
     const resend = this.#writes.mayResend(entry);
-    // An entry stored before amounts were recorded cannot be sent by us: a re-press can, inside
-    // its window; past it, it is settled below like any other.
-    if (resend && !bodyKnown) return;
+    // Inside its window, an entry no send of which can have reached the service is the merchant's
+    // to send again (they were told nothing happened), and one stored before amounts were recorded
+    // cannot be sent by us; past it, either is settled below like any other.
+    if (resend && (!bodyKnown || !mayHaveReached(entry))) return;
     report.examined++;
+    if (resend) report.resent++;
     let result: WriteResult;
     try {
-      result = resend
-        ? await this.#writes.send(charge, write, entry)
-        : await this.#writes.answerFromLog(charge, write);
+      result = await this.#writes.resume(charge, write, entry);
     } catch (error) {
       // A refusal of the service is recorded on the entry by the send; anything else stays unknown.
       if (OrderStateError.isInstance(error) || InvalidRequestError.isInstance(error)) report.resolved++;
       else report.stillUnknown++;
       return;
     }
-    if (result.kind !== "unconfirmed") report.resolved++;
+    if (result.kind === "confirming") report.stillUnknown++;
+    else if (result.kind !== "unconfirmed") report.resolved++;
     else if (result.alerted) report.needsReview++;
   }
 }

@@ -114,13 +114,12 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
     // Recorded by an earlier request (or being settled by the reconciler): its key may have reached
     // the service before. Past the window it is never sent again (the service may have forgotten
     // it: a capture or refund would be a new write, and move its amount twice); the log and the
-    // order answer instead.
+    // order answer instead. A send of it in flight in this process is joined.
+    const current = recorded ?? charge;
     const result =
       created || entry === undefined
-        ? await writes.send(charge, write, undefined)
-        : writes.mayResend(entry)
-          ? await writes.send(charge, write, entry)
-          : await writes.answerFromLog(recorded ?? charge, write);
+        ? await writes.send(current, write, entry)
+        : await writes.resume(current, write, entry);
     answer(res, result, write);
   });
 
@@ -145,6 +144,16 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         409,
         "Refused earlier",
         `The service refused this ${operation} (sequence ${sequence}); send a new sequence for a new ${operation}.`,
+      );
+    }
+    if (result.kind === "confirming") {
+      // Past the window, but a send of it began moments ago and may still apply it.
+      throw problem(
+        "payment-confirming",
+        503,
+        "Confirming",
+        `Whether this ${operation} (sequence ${sequence}) went through is still being confirmed; send it again shortly with the same sequence.`,
+        { retryable: true },
       );
     }
     throw problem(
