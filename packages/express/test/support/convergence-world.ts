@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FaultSpec } from "@purchase-auth/sandbox";
 import { type ChargeStore, MemoryChargeStore } from "../../src/index.js";
+import type { OperationRecord } from "../../src/stores/types.js";
 import {
   type Customer,
   call,
@@ -68,6 +69,12 @@ export const tally = {
   authorized: 0,
   /** Presses whose answer never came and that nobody sent again: left to the reconciler. */
   leftToReconciler: 0,
+  /** Merchant writes the reconciler's passes sent again (inside the window), by their reports. */
+  reconcilerResent: 0,
+  /** Merchant writes its passes settled without sending them (from the log or the order). */
+  reconcilerAnsweredFromLog: 0,
+  /** Of the resends made once faults were cleared, those the service answered: done or refused. */
+  resendsSettled: 0,
 };
 
 /** Starts a new count (each property counts its own scenarios). */
@@ -107,6 +114,11 @@ export class World {
   /** Every alert's reference and message, in order. */
   readonly alerts: Array<{ reference: string; message: string }> = [];
   readonly apps: ShopApp[] = [];
+  /**
+   * Writes the reconciler sent again once faults were cleared that the service's answer did not
+   * settle (their entry not done nor refused right after the pass): each a discrepancy.
+   */
+  readonly unsettledResends: string[] = [];
   /** Each instance's port, kept across restarts (the sandbox's webhooks point there). */
   readonly #ports = [0, 0];
   #nextCents = 101;
@@ -183,7 +195,7 @@ export class World {
         await this.#start(step.instance);
         return;
       case "reconcile":
-        await this.apps[step.instance]!.router.reconcile();
+        await this.#reconcile(step.instance, false);
         return;
       case "webhooks":
         sandbox.setWebhookDelivery({ duplicate: step.duplicate, outOfOrder: step.outOfOrder });
@@ -281,6 +293,46 @@ export class World {
     }
   }
 
+  /**
+   * A reconcile pass of `instance`, its writes tallied. With `faultsCleared`, every write it sent
+   * again (its entry's count of sends grew: no press runs meanwhile) must be answered by the
+   * service: done or refused, never left unknown.
+   */
+  async #reconcile(instance: Instance, faultsCleared: boolean): Promise<void> {
+    const before = await this.#sendCounts();
+    const { writes } = await this.apps[instance]!.router.reconcile();
+    tally.reconcilerResent += writes.resent;
+    tally.reconcilerAnsweredFromLog += writes.examined - writes.resent;
+    if (!faultsCleared) return;
+    const after = await this.#entries();
+    for (const [key, sends] of before) {
+      const entry = after.get(key);
+      if (entry === undefined || (entry.sends ?? 1) <= sends) continue;
+      if (entry.state === "done" || entry.state === "refused") tally.resendsSettled++;
+      else this.unsettledResends.push(`${key}: sent again by the reconciler, left ${entry.state}`);
+    }
+  }
+
+  /** The sends counted on every entry still `sent`, by reference and entry. */
+  async #sendCounts(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const [key, entry] of await this.#entries()) {
+      if (entry.state === "sent") counts.set(key, entry.sends ?? 1);
+    }
+    return counts;
+  }
+
+  async #entries(): Promise<Map<string, OperationRecord>> {
+    const entries = new Map<string, OperationRecord>();
+    for (const cartId of this.carts) {
+      const reference = this.data.referenceOf(cartId);
+      const stored = await this.stores[0].findByReference(reference);
+      for (const [id, entry] of Object.entries(stored?.operationLog ?? {}))
+        entries.set(`${reference} ${id}`, entry);
+    }
+    return entries;
+  }
+
   /** Faults off, webhooks delivered as they are, and the shop given every chance to learn the truth. */
   async settle(): Promise<void> {
     const { sandbox } = this.data;
@@ -295,7 +347,7 @@ export class World {
     for (const minutes of [0, 2, 10, 30, 120, 480]) {
       if (minutes > 0) sandbox.advanceClock(minutes * 60_000);
       await sandbox.settle();
-      for (const app of this.apps) await app.router.reconcile();
+      for (const instance of [0, 1] as const) await this.#reconcile(instance, true);
       await sandbox.settle();
     }
   }
