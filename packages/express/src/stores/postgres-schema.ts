@@ -11,6 +11,20 @@ export const MIGRATION_LOCK_KEY = 7_340_991_205;
  */
 export const SENT_WRITES = `operation_log @? '$.* ? (@.state == "sent")'`;
 
+/**
+ * The keyset-paged queries along a partial index whose condition is `where` (listPending,
+ * listUnanswered, listSentWrites): the first page ($1: the limit), and the page after a cursor
+ * ($2, $3: its updated_at and reference). The store runs exactly these; its tests EXPLAIN them.
+ */
+export function pageQueries(where: string): { first: string; after: string } {
+  return {
+    first: `SELECT * FROM purchase_auth_charges WHERE ${where} ORDER BY updated_at, reference LIMIT $1`,
+    after: `SELECT * FROM purchase_auth_charges
+             WHERE ${where} AND (updated_at, reference) > ($2::timestamptz, $3)
+             ORDER BY updated_at, reference LIMIT $1`,
+  };
+}
+
 export const POSTGRES_SCHEMA_SQL = `
 CREATE TABLE IF NOT EXISTS purchase_auth_charges (
   reference        text PRIMARY KEY,
