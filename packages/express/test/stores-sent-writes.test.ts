@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ChargeRecord,
@@ -158,6 +159,34 @@ describe("PostgresChargeStore and writes still sent", () => {
       );
       expect(indexes.rows).toHaveLength(1);
       expect((await store.listSentWrites(200)).map((charge) => charge.reference)).toEqual(["old"]);
+    } finally {
+      await schema.drop();
+    }
+  });
+
+  it("the README's CONCURRENTLY statement for large tables is the schema's index, and migrate() then finds it", async () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const statement = readme.match(
+      /CREATE INDEX CONCURRENTLY IF NOT EXISTS purchase_auth_charges_sent_writes[^;]*;/,
+    )?.[0];
+    expect(statement).toBeDefined();
+    const ours = POSTGRES_SCHEMA_SQL.match(
+      /CREATE INDEX IF NOT EXISTS purchase_auth_charges_sent_writes[^;]*;/,
+    )?.[0];
+    expect(statement!.replace(" CONCURRENTLY", "")).toBe(ours);
+    const schema = await freshSchema();
+    try {
+      const pool = schema.newPool();
+      const earlier = POSTGRES_SCHEMA_SQL.replace(ours!, "");
+      await pool.query(earlier);
+      await pool.query(statement!);
+      const store = await postgresStore(pool);
+      const indexes = await pool.query(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'purchase_auth_charges_sent_writes'",
+      );
+      expect(indexes.rows).toHaveLength(1);
+      await store.create(withLog("lost", new Date().toISOString(), entry("1", "sent")));
+      expect((await store.listSentWrites(200)).map((charge) => charge.reference)).toEqual(["lost"]);
     } finally {
       await schema.drop();
     }
