@@ -1,18 +1,9 @@
 import type { FaultSpec } from "@purchase-auth/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ChargeStore, MemoryChargeStore } from "../src/index.js";
-import type { PaymentAlert } from "../src/reconcile/alerts.js";
-import { freshSchema, postgresStore } from "./support/database.js";
-import { type RecordedWrite, recordingClient } from "./support/recording-client.js";
-import {
-  call,
-  charge,
-  createShopData,
-  type ShopApp,
-  staffOnly,
-  startShopApp,
-  useShops,
-} from "./support/shop.js";
+import { MemoryChargeStore } from "../src/index.js";
+import { type MerchantWorld, merchantWorld } from "./support/merchant-world.js";
+import type { RecordedWrite } from "./support/recording-client.js";
+import { call, charge, createShopData, staffOnly, startShopApp, useShops } from "./support/shop.js";
 
 // What a merchant write's log entry says about its sends, and what may be decided from it: a write
 // none of whose sends can have reached the service (core: `not_sent`) is never sent by the
@@ -64,60 +55,11 @@ function holder() {
 
 for (const kind of ["memory", "postgres"] as const) {
   describe(`a merchant write's sends decide what may be done with it (${kind} store)`, () => {
-    async function storesFor(instances: number): Promise<ChargeStore[]> {
-      if (kind === "memory") return Array(instances).fill(new MemoryChargeStore());
-      const database = await freshSchema();
-      closers.push(() => database.drop());
-      return Promise.all(Array.from({ length: instances }, () => postgresStore(database.newPool())));
-    }
-
-    async function world(instances = 1, holdWrite?: (write: RecordedWrite) => Promise<void> | void) {
-      const sandbox = shops.sandbox();
-      const data = createShopData(sandbox);
-      const stores = await storesFor(instances);
-      const alerts: PaymentAlert[] = [];
-      const apps: ShopApp[] = [];
-      for (const [index, store] of stores.entries()) {
-        const recorder = recordingClient(
-          data,
-          { retryBaseDelayMs: 5, retryMaxDelayMs: 50, maxRetries: 1 },
-          index === 0 ? holdWrite : undefined,
-        );
-        closers.push(() => recorder.close());
-        const app = await startShopApp(data, {
-          store,
-          client: recorder.client,
-          receiveWebhooks: false,
-          reconcileIntervalMs: 0,
-          authorizeMerchant: staffOnly,
-          captureMode: "Manual",
-          now: () => sandbox.now(),
-          onAlert: (alert) => {
-            alerts.push(alert);
-          },
-        });
-        closers.push(() => app.close());
-        apps.push(app);
-      }
-      const customer = data.customer();
-      const cartId = data.cart(customer);
-      const paid = await charge(apps[0]!, customer, { cartId });
-      expect(paid.json.status).toBe("authorized");
-      const id: string = paid.json.authorizationId;
-      const press = (operation: string, body: unknown, instance = 0) =>
-        call(apps[instance]!, "POST", `/charges/${id}/${operation}`, { merchant: true, body });
-      const order = () => sandbox.orders({ authorizationId: id })[0]!;
-      const moves = (type: string) =>
-        order()
-          .operations.filter((operation) => operation.type === type)
-          .map((operation) => operation.amount);
-      const reference = data.referenceOf(cartId);
-      const entry = async (key: string) => (await stores[0]!.findByReference(reference))?.operationLog?.[key];
-      return { sandbox, stores, apps, alerts, press, order, moves, entry, reference };
-    }
+    const world = (instances = 1, holdWrite?: (write: RecordedWrite) => Promise<void> | void) =>
+      merchantWorld(shops, kind, closers, { instances, holdWrite });
 
     /** A refund of 5.00 (sequence r1) answered 503 "nothing happened": the token endpoint was down. */
-    async function refundNotSent(w: Awaited<ReturnType<typeof world>>) {
+    async function refundNotSent(w: MerchantWorld) {
       expect((await w.press("capture", { amount: "20.00", sequence: "c1" })).status).toBe(200);
       w.sandbox.injectFault({ kind: "revoke_access_token", count: 1 });
       w.sandbox.injectFault({ kind: "token_endpoint_down", count: 10 });
@@ -162,26 +104,6 @@ for (const kind of ["memory", "postgres"] as const) {
       expect(again.json).toMatchObject({ operation: { sequence: "r1", outcome: "done" } });
       expect(w.moves("refund")).toEqual(["5.00"]);
       expect(await w.entry("refund:r1")).toMatchObject({ state: "done", sends: 2, undelivered: 1 });
-    });
-
-    it("a write that went through but whose order could not be read after it may have reached the service: the reconciler settles it", async () => {
-      const w = await world();
-      w.sandbox.injectFault({
-        kind: "unavailable",
-        match: { method: "GET", path: "/manage/orders" },
-        count: null,
-      });
-      const pressed = await w.press("capture", { amount: "10.00", sequence: "p1" });
-      w.sandbox.clearFaults();
-      expect(pressed.status).toBe(503);
-      expect(w.moves("capture")).toEqual(["10.00"]);
-      const entry = await w.entry("capture:p1");
-      expect(entry).toMatchObject({ state: "sent", sends: 1 });
-      expect(entry?.undelivered).toBeUndefined();
-      w.sandbox.advanceClock(2 * MINUTE);
-      expect((await w.apps[0]!.router.reconcile()).writes).toMatchObject({ resent: 1, resolved: 1 });
-      expect((await w.entry("capture:p1"))?.state).toBe("done");
-      expect(w.moves("capture")).toEqual(["10.00"]);
     });
 
     for (const op of [

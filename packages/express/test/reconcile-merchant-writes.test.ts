@@ -1,18 +1,8 @@
 import type { FaultSpec } from "@purchase-auth/sandbox";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ChargeStore, MemoryChargeStore } from "../src/index.js";
-import type { PaymentAlert } from "../src/reconcile/alerts.js";
-import { freshSchema, postgresStore } from "./support/database.js";
-import { type RecordedWrite, recordingClient } from "./support/recording-client.js";
-import {
-  call,
-  charge,
-  createShopData,
-  type ShopApp,
-  staffOnly,
-  startShopApp,
-  useShops,
-} from "./support/shop.js";
+import { merchantWorld } from "./support/merchant-world.js";
+import type { RecordedWrite } from "./support/recording-client.js";
+import { useShops } from "./support/shop.js";
 
 // Issue 12: a merchant write (capture, cancel, refund) whose answer was lost and that nobody sends
 // again must not stay `sent` for ever. The reconciler sends it again with its key and body while the
@@ -45,77 +35,22 @@ afterEach(async () => {
 
 for (const kind of ["memory", "postgres"] as const) {
   describe(`the reconciler settles merchant writes nobody sent again (${kind} store)`, () => {
-    /** Stores for `instances` instances of one shop: one memory store shared, or a pool and store each on one database. */
-    async function storesFor(instances: number): Promise<ChargeStore[]> {
-      if (kind === "memory") return Array(instances).fill(new MemoryChargeStore());
-      const database = await freshSchema();
-      closers.push(() => database.drop());
-      return Promise.all(Array.from({ length: instances }, () => postgresStore(database.newPool())));
-    }
-
-    /**
-     * A manual-capture charge of 49.80 on `instances` instances of a shop (one store, the sandbox's
-     * clock, the reconciler only on call, no webhooks); each instance's client records its order
-     * writes, and `holdWrite` may hold one before it is sent.
-     */
+    /** The shared world, plus what these tests ask of it. */
     async function world(instances = 1, holdWrite?: (write: RecordedWrite) => Promise<void> | void) {
-      const sandbox = shops.sandbox();
-      const data = createShopData(sandbox);
-      const stores = await storesFor(instances);
-      const alerts: PaymentAlert[] = [];
-      const apps: ShopApp[] = [];
-      const recorders: Array<ReturnType<typeof recordingClient>> = [];
-      for (const [index, store] of stores.entries()) {
-        const recorder = recordingClient(
-          data,
-          { retryBaseDelayMs: 5, retryMaxDelayMs: 50, maxRetries: 1 },
-          index === 0 ? holdWrite : undefined,
-        );
-        closers.push(() => recorder.close());
-        const app = await startShopApp(data, {
-          store,
-          client: recorder.client,
-          receiveWebhooks: false,
-          reconcileIntervalMs: 0,
-          authorizeMerchant: staffOnly,
-          captureMode: "Manual",
-          now: () => sandbox.now(),
-          onAlert: (alert) => {
-            alerts.push(alert);
-          },
-        });
-        closers.push(() => app.close());
-        apps.push(app);
-        recorders.push(recorder);
-      }
-      const customer = data.customer();
-      const cartId = data.cart(customer);
-      const paid = await charge(apps[0]!, customer, { cartId });
-      expect(paid.json.status).toBe("authorized");
-      const id: string = paid.json.authorizationId;
-      const press = (operation: string, body: unknown, instance = 0) =>
-        call(apps[instance]!, "POST", `/charges/${id}/${operation}`, { merchant: true, body });
-      /** The amounts of the order's operations of `type` at the sandbox. */
-      const moves = (type: string) =>
-        sandbox
-          .orders({ authorizationId: id })[0]!
-          .operations.filter((operation) => operation.type === type)
-          .map((operation) => operation.amount);
-      const stored = () => stores[0]!.findByReference(data.referenceOf(cartId));
-      const entry = async (key: string) => (await stored())?.operationLog?.[key];
+      const w = await merchantWorld(shops, kind, closers, { instances, holdWrite });
       /** The order writes instance `instance` sent with the key of the write first sent with `operation`. */
       const sendsOfFirst = (operation: string, instance = 0) => {
-        const writes = recorders[instance]!.writes;
+        const writes = w.recorders[instance]!.writes;
         const key = writes.find((write) => write.operation === operation)?.idempotencyKey;
         return writes.filter((write) => write.idempotencyKey === key);
       };
       /** Presses `operation` with `body` while `fault` hits every order write: 503, answer unknown. */
       const lost = async (fault: FaultSpec, operation: string, body: unknown) => {
-        sandbox.injectFault(fault);
-        expect((await press(operation, body)).status).toBe(503);
-        sandbox.clearFaults();
+        w.sandbox.injectFault(fault);
+        expect((await w.press(operation, body)).status).toBe(503);
+        w.sandbox.clearFaults();
       };
-      return { sandbox, data, apps, alerts, press, moves, entry, sendsOfFirst, lost, stored };
+      return { ...w, sendsOfFirst, lost };
     }
 
     it("a partial capture whose answer was lost, never pressed again, is sent again with its key and body: done, captured once", async () => {

@@ -1,22 +1,34 @@
-import { createHash } from "node:crypto";
 import {
-  InvalidRequestError,
   idempotencyKeyIn,
   NotFoundError,
   type Order,
   OrderStateError,
-  type OrderStatus,
-  PurchaseAuthError,
   type WriteOptions,
 } from "@purchase-auth/core";
 import { withTimeout } from "../http/timeout.js";
 import type { ResolvedOptions } from "../options.js";
 import { problem } from "../problems.js";
 import type { PaymentAlert } from "../reconcile/alerts.js";
-import type { ChargeRecord, MerchantOperation, OperationRecord } from "../stores/types.js";
+import type { ChargeRecord, OperationRecord } from "../stores/types.js";
 import { isPastIdempotencyWindow } from "./authorizer.js";
 import type { Charges } from "./charges.js";
-import { lastSendOf, mayHaveReached, type OperationNews, operationId } from "./operation-log.js";
+import {
+  hasNothingLeftToDo,
+  isDefiniteRefusal,
+  type MerchantWrite,
+  movesAnAmount,
+  operationNews,
+  orderNews,
+  orderShows,
+  wasNotDelivered,
+} from "./merchant-write.js";
+import {
+  lastSendOf,
+  mayHaveReached,
+  mayHaveReachedBefore,
+  type OperationNews,
+  operationId,
+} from "./operation-log.js";
 
 // Sends a merchant write (capture, cancel, refund) by its operation-log entry, for the merchant
 // routes and the reconciler alike: with the entry's key and body, and only while the service's
@@ -27,15 +39,6 @@ import { lastSendOf, mayHaveReached, type OperationNews, operationId } from "./o
 // reached the service is counted as such: a write none of whose sends can have reached it is never
 // sent by the reconciler, and past the window is simply not applied.
 
-/** One write as its log entry names it: operation, sequence, what it moves. */
-export interface MerchantWrite {
-  operation: MerchantOperation;
-  sequence: number | string;
-  fingerprint: string;
-  /** The amount of a partial capture or a refund; undefined for a capture of the rest and a cancel. */
-  amount: string | undefined;
-}
-
 /**
  * How a write ended, as the route answers it. answered: the order shows it (`done`), or had
  * nothing left to do (`already_done`); not_applied: the order does not show it, or no send of it
@@ -44,10 +47,13 @@ export interface MerchantWrite {
  * alert); confirming: past the window, but a send of it began less than `timeoutMs` ago (here or on
  * another instance) and may still apply it: nothing is decided yet (ask again shortly). A write the
  * service refused just now or whose outcome is unknown throws core's error instead (a refusal
- * recorded first).
+ * recorded first). `order` is undefined when the write is done but its order could not be re-read
+ * (the service accepted it, then failed the read): the write's outcome stands, the amounts wait.
+ * A send that did nothing while an earlier send of the same write may have reached the service is
+ * `confirming` too (never "nothing happened": that earlier send may have moved money).
  */
 export type WriteResult =
-  | { kind: "answered"; charge: ChargeRecord; order: Order; outcome: "done" | "already_done" }
+  | { kind: "answered"; charge: ChargeRecord; order: Order | undefined; outcome: "done" | "already_done" }
   | { kind: "not_applied" | "refused" | "confirming" }
   | { kind: "unconfirmed"; alerted: boolean };
 
@@ -57,18 +63,10 @@ export interface MerchantWritesDeps {
   alert: (alert: PaymentAlert) => Promise<void>;
 }
 
-/**
- * Order statuses in which a write that names no amount (capture the rest, cancel) has nothing left
- * to do, so a retry that finds them succeeded. A write with an amount (a partial capture, a refund)
- * never does: its own key would replay its success, so a refusal means it moved nothing.
- */
-const ALREADY_DONE: Record<"capture" | "cancel", ReadonlyArray<OrderStatus>> = {
-  capture: ["Activated", "PartReturned", "Returned"],
-  cancel: ["Cancelled", "Expired", "Activated", "PartReturned", "Returned"],
-};
-
 /** What the write's call returns when the service or core says its key is past its window. */
 const PAST_WINDOW = Symbol("past the idempotency window");
+/** What it returns when nothing may be decided yet, and the same sequence should ask again. */
+const CONFIRMING = Symbol("confirming");
 
 export class MerchantWrites {
   readonly #deps: MerchantWritesDeps;
@@ -95,7 +93,9 @@ export class MerchantWrites {
    * change counts the send and its time). Records how it ended.
    */
   send(charge: ChargeRecord, write: MerchantWrite, entry: OperationRecord | undefined): Promise<WriteResult> {
-    return this.#track(charge.reference, write, () => this.#deliver(charge, write, entry, false));
+    return this.#track(charge.reference, write, () =>
+      this.#deliver(charge, write, entry, entry?.lastSentAt, false),
+    );
   }
 
   /**
@@ -104,9 +104,16 @@ export class MerchantWrites {
    * not repeated nor decided beside; else inside the window it is sent again with its key (its
    * key may have reached the service before), and past it the log and the order answer.
    */
-  resume(charge: ChargeRecord, write: MerchantWrite, entry: OperationRecord): Promise<WriteResult> {
+  resume(
+    charge: ChargeRecord,
+    write: MerchantWrite,
+    entry: OperationRecord,
+    onSend?: () => void,
+  ): Promise<WriteResult> {
     return this.#track(charge.reference, write, () =>
-      this.mayResend(entry) ? this.#resend(charge, write) : this.#answerFromLog(charge, write, undefined),
+      this.mayResend(entry)
+        ? this.#resend(charge, write, onSend)
+        : this.#answerFromLog(charge, write, undefined),
     );
   }
 
@@ -126,7 +133,7 @@ export class MerchantWrites {
    * entry past the window then waits `timeoutMs` after it before deciding the write was not
    * applied. An entry settled meanwhile (another instance past the window) is answered as it is.
    */
-  async #resend(charge: ChargeRecord, write: MerchantWrite): Promise<WriteResult> {
+  async #resend(charge: ChargeRecord, write: MerchantWrite, onSend?: () => void): Promise<WriteResult> {
     const { options, charges } = this.#deps;
     const news: OperationNews = {
       ...operationNews(write, "sent", new Date(options.now()).toISOString()),
@@ -135,15 +142,22 @@ export class MerchantWrites {
     const recorded = (await charges.apply(charge.reference, news)) ?? charge;
     const entry = recorded.operationLog?.[operationId(write.operation, write.sequence)];
     if (entry?.state !== "sent") return this.#answerFromLog(recorded, write, undefined);
-    return this.#deliver(recorded, write, entry, true);
+    onSend?.();
+    return this.#deliver(recorded, write, entry, news.at);
   }
 
+  /**
+   * Sends the write once. `sentAt` is the time recorded for this send (the entry's `lastSentAt` as
+   * this send stored it; undefined only for a first send without an entry), and `again` whether it
+   * follows an earlier send of the same entry.
+   */
   async #deliver(
     charge: ChargeRecord,
     write: MerchantWrite,
     entry: OperationRecord | undefined,
-    again: boolean,
-  ) {
+    sentAt: string | undefined,
+    again = true,
+  ): Promise<WriteResult> {
     const { options, charges } = this.#deps;
     const { operation, sequence, amount } = write;
     const orderId = charge.orderId!;
@@ -154,12 +168,21 @@ export class MerchantWrites {
       charge.attempt,
       sequence,
     );
-    // One timeout for the write and the read after it; its timer is cleared once they are done.
-    const result = await withTimeout(options.timeoutMs, async (signal) => {
+    // One timeout for the write and the read after it; its timer is cleared once they are done. It
+    // runs from `sentAt`, the time stored for this send before it (as lastSentAt), not from now:
+    // that stored change took some time, and other instances decide nothing until `timeoutMs`
+    // after lastSentAt on the promise that every send has ended by then. A store write that took
+    // the whole timeout leaves none: the send is aborted before it goes out (core: not_sent).
+    const elapsed = sentAt === undefined ? 0 : Math.max(0, options.now() - Date.parse(sentAt));
+    const result = await withTimeout(Math.max(0, options.timeoutMs - elapsed), async (signal) => {
       const sendOptions: WriteOptions = { idempotencyKey, signal };
       // Told when the key was first sent, core never sends it past the window by its own clock: the
       // entry's age on the router's clock (`now`, which tests move), as a time on the client's.
-      if (again && entry?.firstSentAt !== undefined) {
+      // Only when an earlier send may have reached the service: else core, unable to rule out that
+      // the key was stored, answers a send that never left `unknown`, and a write whose sends all
+      // did nothing would pass for one that may have moved money. The window is ours to keep
+      // (mayResend) either way.
+      if (again && entry?.firstSentAt !== undefined && mayHaveReachedBefore(entry)) {
         const age = Math.max(0, options.now() - Date.parse(entry.firstSentAt));
         sendOptions.firstSentAt = new Date(Date.now() - age);
       }
@@ -178,7 +201,12 @@ export class MerchantWrites {
         // have reached the service is never sent by the reconciler. (Only the write's own error: a
         // failed read after it says nothing about its delivery.)
         if (wasNotDelivered(error)) {
-          await charges.apply(charge.reference, { ...operationNews(write, "sent"), notDelivered: true });
+          const news = { ...operationNews(write, "sent"), notDelivered: true } as const;
+          const after = await charges.apply(charge.reference, news);
+          // This send did nothing, but an earlier one may have moved money: never answer "nothing
+          // happened" (the merchant would press a new sequence); the same sequence settles it.
+          const now = after?.operationLog?.[operationId(operation, sequence)];
+          if (now?.state === "sent" && mayHaveReached(now)) return CONFIRMING;
         }
         // The service (or core, by its own clock) says the key is past its window: unknowable now.
         if (isPastIdempotencyWindow(error)) return PAST_WINDOW;
@@ -190,27 +218,37 @@ export class MerchantWrites {
           }
           throw error;
         }
-        const order = await this.readOrder(orderId, signal);
-        if (!hasNothingLeftToDo(operation, amount, order)) {
-          await charges.apply(
-            charge.reference,
-            operationNews(write, "refused"),
-            orderNews(charge.authorizationId!, order),
-          );
+        // Refused under this key: nothing moved. A write with an amount is refused whatever the
+        // order says; one without is done if the order has nothing left to do, which only a read
+        // tells (failed: the same sequence asks again, so never "nothing happened").
+        const order = await this.#readOrNothing(orderId, signal);
+        if (order === undefined && !movesAnAmount(write)) return CONFIRMING;
+        if (order === undefined || !hasNothingLeftToDo(operation, amount, order)) {
+          const news = order === undefined ? [] : [orderNews(charge.authorizationId!, order)];
+          await charges.apply(charge.reference, operationNews(write, "refused"), ...news);
           throw error;
         }
         return { order, outcome: "already_done" as const };
       }
       // The service's amounts are the truth; the write's answer carries none (supplement A). Read
-      // outside the catch: a failed read says nothing about the write.
-      return { order: await this.readOrder(orderId, signal), outcome: "done" as const };
+      // outside the catch: a failed read says nothing about the write, which the service accepted.
+      return { order: await this.#readOrNothing(orderId, signal), outcome: "done" as const };
     });
+    if (result === CONFIRMING) return { kind: "confirming" };
     if (result === PAST_WINDOW) {
       // What the log knows now (another request may have learnt the answer meanwhile).
       const current = (await options.store.findByReference(charge.reference)) ?? charge;
-      return this.#answerFromLog(current, write, entry?.lastSentAt);
+      return this.#answerFromLog(current, write, sentAt);
     }
     const { order, outcome } = result;
+    if (order === undefined) {
+      // Accepted, and its order unread. A write with an amount moved it under its own key: done (the
+      // merchant must never be told nothing happened). One without is done only if the order shows
+      // it (below): until a read does, the same sequence asks again.
+      if (!movesAnAmount(write)) return { kind: "confirming" };
+      const updated = await charges.apply(charge.reference, operationNews(write, "done"));
+      return { kind: "answered", charge: updated ?? charge, order, outcome };
+    }
     if (!orderShows(operation, amount, order)) {
       // The key answered, but the order does not show the write (the answer of another body under
       // this key): never "done" when the money did not move.
@@ -253,7 +291,14 @@ export class MerchantWrites {
         return { kind: "confirming" };
     }
     if (!movesAnAmount(write) || entry?.state === "done") {
-      const order = await withTimeout(options.timeoutMs, (signal) => this.readOrder(charge.orderId!, signal));
+      const order = await withTimeout(options.timeoutMs, (signal) =>
+        this.#readOrNothing(charge.orderId!, signal),
+      );
+      // Done stays done without the order; a write the order must tell waits for a read.
+      if (order === undefined) {
+        if (entry?.state === "done") return { kind: "answered", charge, order, outcome: "done" };
+        return { kind: "confirming" };
+      }
       const news = orderNews(charge.authorizationId!, order);
       if (entry?.state === "done") {
         const updated = await charges.apply(charge.reference, news);
@@ -283,6 +328,18 @@ export class MerchantWrites {
     return { kind: "unconfirmed", alerted: true };
   }
 
+  /**
+   * The order, or undefined when it cannot be read now (the service unavailable, the time out):
+   * for a read after a write, whose failure must never be answered as if the write did nothing.
+   */
+  async #readOrNothing(orderId: string, signal: AbortSignal): Promise<Order | undefined> {
+    try {
+      return await this.readOrder(orderId, signal);
+    } catch {
+      return undefined;
+    }
+  }
+
   async readOrder(orderId: string, signal: AbortSignal): Promise<Order> {
     try {
       return await this.#deps.options.client.orders.get(orderId, { signal });
@@ -298,76 +355,13 @@ export class MerchantWrites {
   }
 }
 
-/**
- * The write a log entry names, and whether its body is known: not for an entry with an amount
- * stored before amounts were recorded (only its fingerprint tells what it moves). Such a write is
- * never sent by the reconciler, only settled once its window has passed.
- */
-export function writeOf(entry: OperationRecord): { write: MerchantWrite; bodyKnown: boolean } {
-  const { operation, sequence, fingerprint, amount } = entry;
-  const bodyKnown = operationFingerprint(operation, amount) === fingerprint;
-  return { write: { operation, sequence, fingerprint, amount }, bodyKnown };
-}
-
-/** A partial capture or a refund (by its amount, or its fingerprint): sent twice, it would move its amount twice. */
-function movesAnAmount(write: MerchantWrite): boolean {
-  if (write.amount !== undefined || write.operation === "refund") return true;
-  return write.fingerprint !== operationFingerprint(write.operation, undefined);
-}
-
-/** What one write moves: the same sequence with another fingerprint is another write. */
-export function operationFingerprint(operation: MerchantOperation, amount: string | undefined): string {
-  return createHash("sha256")
-    .update(`${operation}|${amount ?? "all"}`)
-    .digest("hex");
-}
-
-/** The news that records `write` in the log in `state`; `at` (its first send) only when it is recorded first. */
-export function operationNews(
-  write: MerchantWrite,
-  state: OperationRecord["state"],
-  at?: string,
-): OperationNews {
-  const { operation, sequence, fingerprint, amount } = write;
-  const news: OperationNews = { kind: "operation", operation, sequence, fingerprint, state };
-  if (at !== undefined) news.at = at;
-  if (amount !== undefined) news.amount = amount;
-  return news;
-}
-
-/** True when the order shows that the write `operation` (with `amount` or without) has nothing left to do. */
-function hasNothingLeftToDo(operation: MerchantOperation, amount: string | undefined, order: Order): boolean {
-  if (amount !== undefined || operation === "refund") return false;
-  return ALREADY_DONE[operation].includes(order.status);
-}
-
-/**
- * Whether the service's order shows the write: everything captured after "capture the rest",
- * nothing left reserved after a cancel. A partial capture or a refund answered 202 under its own
- * key moved its amount (a key never carries another body: the sequence is reserved first).
- */
-function orderShows(operation: MerchantOperation, amount: string | undefined, order: Order): boolean {
-  if (operation === "refund" || amount !== undefined) return true;
-  return hasNothingLeftToDo(operation, amount, order);
-}
-
-/**
- * Core's outcome `not_sent` or `refused` for a write whose entry stays `sent` (a refusal of the
- * order's state or of the request is recorded on the entry instead): nothing done by this send.
- */
-function wasNotDelivered(error: unknown): boolean {
-  if (OrderStateError.isInstance(error) || InvalidRequestError.isInstance(error)) return false;
-  return PurchaseAuthError.isInstance(error) && error.outcome !== "unknown";
-}
-
-/** The service answered, and refused: nothing moved, and the key now holds that refusal. */
-function isDefiniteRefusal(error: unknown): boolean {
-  return OrderStateError.isInstance(error) || InvalidRequestError.isInstance(error);
-}
-
-export function orderNews(authorizationId: string, order: Order) {
-  return { kind: "order", authorizationId, orderId: order.orderId, orderStatus: order.status } as const;
-}
+export {
+  type MerchantWrite,
+  operationFingerprint,
+  operationNews,
+  orderNews,
+  writeOf,
+} from "./merchant-write.js";
 
 /** The in-process key of one log entry of one charge. */
 function slotOf(reference: string, id: string): string {

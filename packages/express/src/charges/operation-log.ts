@@ -37,6 +37,14 @@ export function mayHaveReached(entry: OperationRecord): boolean {
 }
 
 /**
+ * True when a send before the entry's last one may have reached the service: for a send the entry
+ * has just counted (its stored change, made before it goes out), whether an earlier send may have.
+ */
+export function mayHaveReachedBefore(entry: OperationRecord): boolean {
+  return (entry.sends ?? 1) - 1 > (entry.undelivered ?? 0);
+}
+
+/**
  * When a send of the entry last began, as far as the record tells: its `lastSentAt`, else its
  * first send, else (an entry stored before either was recorded) the charge's last change.
  */

@@ -19,7 +19,7 @@ import { Sweep } from "./sweep.js";
 export interface WritesReport {
   /** Writes still `sent` looked at. */
   examined: number;
-  /** Of those, the writes this pass sent again (inside the window), whatever their answer. */
+  /** Of those, the writes this pass did send again (inside the window), whatever their answer. */
   resent: number;
   /** Sent again, or answered from the log or the order past the window: now done, refused or not applied. */
   resolved: number;
@@ -99,10 +99,11 @@ export class SentWrites {
     // cannot be sent by us; past it, either is settled below like any other.
     if (resend && (!bodyKnown || !mayHaveReached(entry))) return;
     report.examined++;
-    if (resend) report.resent++;
     let result: WriteResult;
     try {
-      result = await this.#writes.resume(charge, write, entry);
+      // Counted when the send goes out (its stored change made), not when one is merely meant: an
+      // entry settled meanwhile is answered from the log instead, without a send.
+      result = await this.#writes.resume(charge, write, entry, () => report.resent++);
     } catch (error) {
       // A refusal of the service is recorded on the entry by the send; anything else stays unknown.
       if (OrderStateError.isInstance(error) || InvalidRequestError.isInstance(error)) report.resolved++;

@@ -147,7 +147,9 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       );
     }
     if (result.kind === "confirming") {
-      // Past the window, but a send of it began moments ago and may still apply it.
+      // A send of it may have reached the service, and nothing can be decided yet: past the window
+      // one began moments ago, or this send did nothing (or its order could not be read) after one
+      // that may have moved money. Never "nothing happened": the same sequence settles it.
       throw problem(
         "payment-confirming",
         503,
@@ -166,25 +168,32 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
   }
 }
 
-/** 200 with the charge, the operation and the service's order as re-read after the write. */
+/**
+ * 200 with the charge, the operation and the service's order as re-read after the write; `order`
+ * is null when the service accepted the write but the read after it failed: the write is done (a
+ * 503 would read as "nothing happened", and a new sequence would move the money twice).
+ */
 function answerOperation(
   res: Response,
   charge: ChargeRecord,
   operation: MerchantOperation,
   sequence: number | string,
   outcome: "done" | "already_done",
-  order: Order,
+  order: Order | undefined,
 ): void {
   answerJson(res, 200, {
     ...chargeView(charge),
     operation: { name: operation, sequence, outcome },
-    order: {
-      status: order.status,
-      totalAmount: order.totalAmount,
-      capturedAmount: order.capturedAmount,
-      refundedAmount: order.refundedAmount,
-      cancelledAmount: order.cancelledAmount,
-    },
+    order:
+      order === undefined
+        ? null
+        : {
+            status: order.status,
+            totalAmount: order.totalAmount,
+            capturedAmount: order.capturedAmount,
+            refundedAmount: order.refundedAmount,
+            cancelledAmount: order.cancelledAmount,
+          },
   });
 }
 
