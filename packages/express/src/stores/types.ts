@@ -74,8 +74,13 @@ export interface OperationRecord {
    */
   sends?: number;
   /**
-   * Of those, the sends core reported `not_sent` (nothing can have reached the service: its token
-   * endpoint was down, say). While every send is one of them, nothing can have been applied: the
+   * Of those, the sends that core says did nothing: any error whose outcome is not `unknown` other
+   * than the service's refusal of the order's state or of the request (which is recorded on the
+   * entry instead): `not_sent` (the token endpoint or the service unreachable before a byte went
+   * out, the send aborted before it began) and `refused` (429 on every try, 401/403/404, an
+   * unexpected answer). Such a send is answered as core's error maps (503 `service-unavailable`
+   * for `not_sent` and 429, 502 `payments-unavailable` for the others) only while no earlier send
+   * may have reached the service; after one that may have, 503 `payment-confirming`. While every send is one of them, nothing can have been applied: the
    * reconciler never sends such an entry, and past the window settles it `refused` (not applied)
    * without an alert.
    */
