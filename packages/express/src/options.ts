@@ -143,8 +143,10 @@ export interface PurchaseAuthOptions {
   /**
    * How long after its first send an attempt's key may still be sent, in ms. The service answers a
    * key for one hour and forgets it after 24: past this, a resend could charge twice, so the
-   * charge is given up to review instead. Default 3,300,000 (55 minutes: the hour less a margin
-   * for clock skew); at most 3,600,000.
+   * charge is given up to review instead. Merchant writes (capture, cancel, refund) keep the same
+   * window. Default 3,300,000 (55 minutes: the hour less a margin for clock skew); at most
+   * 3,600,000, and at least twice `timeoutMs` (a lost write is sent again only once its last send
+   * has ended, `timeoutMs` after it began, and only inside the window).
    */
   resendWindowMs?: number;
   /**
@@ -313,6 +315,15 @@ export function resolveOptions(options: PurchaseAuthOptions): ResolvedOptions {
     throw new ConfigurationError(
       "schedule",
       'Invalid option schedule: timing "scheduled" needs the name of the schedule used by default',
+    );
+  }
+
+  if (value.resendWindowMs < 2 * value.timeoutMs) {
+    // A write is sent again only once its last send has surely ended (timeoutMs after it began),
+    // and only inside the window: a shorter window leaves the reconciler no time to send it.
+    throw new ConfigurationError(
+      "resendWindowMs",
+      `Invalid option resendWindowMs: must be at least twice timeoutMs (${2 * value.timeoutMs}), so that a write whose answer was lost can be sent again after its send ended and before the window closes`,
     );
   }
 

@@ -2,6 +2,7 @@ import type { PurchaseAuthClient } from "@purchase-auth/core";
 import express, { type Request, type RequestHandler, type Router } from "express";
 import { Authorizer } from "./charges/authorizer.js";
 import { Charges } from "./charges/charges.js";
+import { MerchantWrites } from "./charges/merchant-writes.js";
 import { ChargeNotifier } from "./charges/notifier.js";
 import { type ServerChargeInput, type ServerChargeResult, serverCharge } from "./charges/server-charge.js";
 import { jsonWriteEntry, rateLimitGuard } from "./http/guards.js";
@@ -83,16 +84,18 @@ export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
     now: resolved.now,
   });
   const authorizer = new Authorizer({ options: resolved, charges, alert });
+  const merchantWrites = new MerchantWrites({ options: resolved, charges, alert });
   const ctx: RouteContext = {
     options: resolved,
     charges,
     authorizer,
+    writes: merchantWrites,
     notifier,
     alert,
     streams: new Set(),
     streamQuota: new StreamQuota(resolved.liveUpdates),
   };
-  const reconciler = new Reconciler(resolved, charges, authorizer);
+  const reconciler = new Reconciler(resolved, charges, authorizer, merchantWrites);
 
   const setContext = (req: Request) => {
     req.purchaseAuth = { client, store };

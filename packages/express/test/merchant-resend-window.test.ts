@@ -13,6 +13,7 @@ import { call, charge, staffOnly, useShops } from "./support/shop.js";
 const shops = useShops();
 afterEach(() => shops.sandbox().clearFaults());
 const HOUR = 3_600_000;
+const MINUTE = 60_000;
 
 /** A manual-capture charge of 2 × 24.90 = 49.80 on a shop whose clock is the sandbox's. */
 async function authorizedCharge() {
@@ -143,7 +144,7 @@ describe("merchant writes past the service's idempotency window", () => {
     expect(world.alerts).toEqual([]);
   });
 
-  it("an entry stored before firstSentAt existed is never sent again: its age is unknown", async () => {
+  it("an entry stored before firstSentAt existed is never sent again: its age is unknown, and it is decided only timeoutMs after the charge last changed", async () => {
     const world = await authorizedCharge();
     const stored = (await world.store.findByAuthorizationId(world.id))!;
     const fingerprint = operationFingerprint("capture", "10.00");
@@ -153,6 +154,15 @@ describe("merchant writes past the service's idempotency window", () => {
       operationLog: { "capture:old": legacy },
       version: stored.version + 1,
     });
+    // Stored moments ago: the request of the release that stored it may still be sending it.
+    const soon = await world.merchant("capture", { amount: "10.00", sequence: "old" });
+    expect(soon.status).toBe(503);
+    expect(soon.json).toMatchObject({
+      type: "urn:purchase-auth:problem:payment-confirming",
+      retryable: true,
+    });
+    expect(world.alerts).toEqual([]);
+    world.sandbox.advanceClock(MINUTE);
     const again = await world.merchant("capture", { amount: "10.00", sequence: "old" });
     expect(again.json.type).toBe("urn:purchase-auth:problem:operation-unconfirmed");
     expect(world.moves("capture")).toEqual([]);

@@ -49,6 +49,8 @@ describe("options", () => {
     [{ allowedTimings: ["later"] }, "allowedTimings[0]", "Invalid option allowedTimings[0]:"],
     [{ maxBodyBytes: 10 }, "maxBodyBytes", "Invalid option maxBodyBytes:"],
     [{ outcomeGraceMs: 0 }, "outcomeGraceMs", "Invalid option outcomeGraceMs:"],
+    [{ resendWindowMs: 39_999 }, "resendWindowMs", "must be at least twice timeoutMs (40000)"],
+    [{ resendWindowMs: 60_000, timeoutMs: 30_001 }, "resendWindowMs", "must be at least twice timeoutMs"],
     [{ outcomeGraceMs: 31 * 86_400_000 }, "outcomeGraceMs", "Invalid option outcomeGraceMs:"],
     [{ store: {} }, "store", "must implement ChargeStore"],
     [{ idempotencyNamespace: "mine" }, "idempotencyNamespace", "must be a GUID"],

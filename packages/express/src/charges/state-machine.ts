@@ -1,5 +1,8 @@
 import type { OrderStatus } from "@purchase-auth/core";
-import type { ChargeRecord, ChargeStatus, MerchantOperation, OperationRecord } from "../stores/types.js";
+import type { ChargeRecord, ChargeStatus } from "../stores/types.js";
+import { type OperationNews, operationId, recordOperation, sameOperationLog } from "./operation-log.js";
+
+export { operationId };
 
 // The forward-only life of a charge. Webhooks arrive twice and out of order (supplement C), answers
 // and webhooks race each other, and two app instances write at once; so every change is expressed as
@@ -120,19 +123,8 @@ export type ChargeNews =
   | { kind: "failed"; authorizationId?: string; reason: string; attempt?: number }
   /** An order event or a fresh read of the order. */
   | { kind: "order"; authorizationId: string; orderId: string; orderStatus: OrderStatus }
-  /**
-   * A merchant write recorded before sending (state "sent"), or how it ended: the counted sequence
-   * moves up to it, and with a fingerprint its entry in the operation log is written.
-   */
-  | {
-      kind: "operation";
-      operation: MerchantOperation;
-      sequence: number | string;
-      fingerprint?: string;
-      state?: OperationRecord["state"];
-      /** When the write was first recorded (kept from the first entry). */
-      at?: string;
-    }
+  /** A merchant write recorded before a send, or how a send ended (operation-log.ts). */
+  | OperationNews
   /** The create call's outcome stayed unknown past the idempotency window. */
   | { kind: "needs_review"; reason: string };
 
@@ -351,51 +343,6 @@ export function startNextAttempt(
     version: charge.version + 1,
     updatedAt: now.toISOString(),
   };
-}
-
-/** Moves the counted sequence up to a numbered write, and writes the log entry of a fingerprinted one. */
-function recordOperation(next: ChargeRecord, news: Extract<ChargeNews, { kind: "operation" }>): void {
-  if (typeof news.sequence === "number") {
-    next.operations[news.operation] = Math.max(next.operations[news.operation], news.sequence);
-  }
-  if (news.fingerprint === undefined) return;
-  const id = operationId(news.operation, news.sequence);
-  const known = next.operationLog?.[id];
-  // An entry only moves forward (sent → done, refused or unconfirmed; unconfirmed → done or refused,
-  // when a request that sent it inside the window learns its answer late), and never changes what
-  // it moves.
-  if (
-    known !== undefined &&
-    (known.fingerprint !== news.fingerprint || !movesForward(known.state, news.state))
-  )
-    return;
-  const entry: OperationRecord = {
-    operation: news.operation,
-    sequence: news.sequence,
-    fingerprint: news.fingerprint,
-    state: news.state ?? "sent",
-  };
-  // Its first recording's time, never a later one: the key's window started then.
-  const firstSentAt = known === undefined ? news.at : known.firstSentAt;
-  if (firstSentAt !== undefined) entry.firstSentAt = firstSentAt;
-  next.operationLog = { ...next.operationLog, [id]: entry };
-}
-
-function movesForward(from: OperationRecord["state"], to: OperationRecord["state"] | undefined): boolean {
-  if (from === "sent") return true;
-  return from === "unconfirmed" && (to === "done" || to === "refused");
-}
-
-/** The operation log's key of one merchant write. */
-export function operationId(operation: MerchantOperation, sequence: number | string): string {
-  return `${operation}:${sequence}`;
-}
-
-function sameOperationLog(a: ChargeRecord["operationLog"], b: ChargeRecord["operationLog"]): boolean {
-  if (a === b) return true;
-  const aKeys = Object.keys(a ?? {});
-  if (aKeys.length !== Object.keys(b ?? {}).length) return false;
-  return aKeys.every((key) => a?.[key]?.state === b?.[key]?.state);
 }
 
 function sameCharge(a: ChargeRecord, b: ChargeRecord): boolean {

@@ -6,6 +6,8 @@
  */
 export async function withTimeout<T>(ms: number, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const controller = new AbortController();
+  // No time left: aborted before `work` starts, so nothing it would send goes out.
+  if (ms <= 0) controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
   const timer = setTimeout(
     () => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
     ms,

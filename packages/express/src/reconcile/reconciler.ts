@@ -1,9 +1,11 @@
 import { IdempotencyError, IdempotencyWindowPassedError, PurchaseAuthError } from "@purchase-auth/core";
 import { type Authorizer, isSameUnansweredAttempt } from "../charges/authorizer.js";
 import type { Charges } from "../charges/charges.js";
+import type { MerchantWrites } from "../charges/merchant-writes.js";
 import type { ResolvedOptions } from "../options.js";
 import type { ChargeRecord, ChargeStore } from "../stores/types.js";
 import { outcomeOverdueAt } from "./overdue.js";
+import { SentWrites, type WritesReport } from "./sent-writes.js";
 import { BATCH, type ListPage, Sweep } from "./sweep.js";
 
 // The level-triggered loop that moves every open charge towards the service's truth when no request
@@ -29,6 +31,12 @@ export interface ReconcileReport {
    * (news already applied changes nothing). An event whose listener failed again is not counted.
    */
   eventsApplied: number;
+  /**
+   * Merchant writes whose answer was lost and that nobody sent again (still `sent` in the operation
+   * log): sent again with their key inside the window, settled from the order or given up to review
+   * past it.
+   */
+  writes: WritesReport;
 }
 
 /**
@@ -47,6 +55,7 @@ export class Reconciler {
   readonly #options: ResolvedOptions;
   readonly #charges: Charges;
   readonly #authorizer: Authorizer;
+  readonly #sentWrites: SentWrites;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<ReconcileReport> | undefined;
   #warnedNoList = false;
@@ -55,10 +64,11 @@ export class Reconciler {
   readonly #pendingSweep = new Sweep(PENDING_PAGES_PER_PASS);
   readonly #unansweredSweep = new Sweep(UNANSWERED_PAGES_PER_PASS);
 
-  constructor(options: ResolvedOptions, charges: Charges, authorizer: Authorizer) {
+  constructor(options: ResolvedOptions, charges: Charges, authorizer: Authorizer, writes: MerchantWrites) {
     this.#options = options;
     this.#charges = charges;
     this.#authorizer = authorizer;
+    this.#sentWrites = new SentWrites(options, writes);
   }
 
   /** Runs a pass now and then every `reconcileIntervalMs` (unless 0); the timer never keeps the process alive. */
@@ -120,6 +130,7 @@ export class Reconciler {
       stillUnknown: 0,
       needsReview: 0,
       eventsApplied: 0,
+      writes: { examined: 0, resent: 0, resolved: 0, stillUnknown: 0, needsReview: 0, failed: 0 },
     };
     const { store, logger } = this.#options;
     if (store.listPending === undefined) {
@@ -191,7 +202,13 @@ export class Reconciler {
       report.examined++;
       report.eventsApplied += (await this.#charges.retryWaitingEvents(charge)).eventsApplied;
     }
-    if (report.needsReview + report.resolved + report.stillUnknown + report.eventsApplied > 0) {
+    // Merchant writes whose answer was lost: before the window passes, sent again as a re-press would.
+    await this.#sentWrites.settle(report.writes);
+    const { writes } = report;
+    if (
+      report.needsReview + report.resolved + report.stillUnknown + report.eventsApplied > 0 ||
+      writes.resolved + writes.stillUnknown + writes.needsReview + writes.failed > 0
+    ) {
       logger.info?.("purchase-auth: reconcile pass", { ...report });
     }
     return report;

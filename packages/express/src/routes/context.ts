@@ -1,5 +1,6 @@
 import type { Authorizer } from "../charges/authorizer.js";
 import type { Charges } from "../charges/charges.js";
+import type { MerchantWrites } from "../charges/merchant-writes.js";
 import type { ChargeNotifier } from "../charges/notifier.js";
 import type { ResolvedOptions } from "../options.js";
 import type { PaymentAlert } from "../reconcile/alerts.js";
@@ -11,6 +12,8 @@ export interface RouteContext {
   charges: Charges;
   /** Sends a charge's create call by its write-ahead record: the charge route's and the reconciler's. */
   authorizer: Authorizer;
+  /** Sends a merchant write by its log entry: the merchant routes' and the reconciler's. */
+  writes: MerchantWrites;
   notifier: ChargeNotifier;
   /** Logs an alert at error level and hands it to the app's `onAlert`. */
   alert: (alert: PaymentAlert) => Promise<void>;

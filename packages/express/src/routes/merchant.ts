@@ -1,28 +1,20 @@
-import { createHash } from "node:crypto";
-import {
-  decimalStringOf,
-  InvalidRequestError,
-  idempotencyKeyIn,
-  isGuid,
-  NotFoundError,
-  type Order,
-  OrderStateError,
-  type OrderStatus,
-  positiveAmountSchema,
-  type WriteOptions,
-} from "@purchase-auth/core";
+import { decimalStringOf, isGuid, type Order, positiveAmountSchema } from "@purchase-auth/core";
 import type { RequestHandler, Response } from "express";
 import { z } from "zod";
-import { isPastIdempotencyWindow } from "../charges/authorizer.js";
-import { type ChargeNews, operationId } from "../charges/state-machine.js";
+import {
+  type MerchantWrite,
+  operationFingerprint,
+  operationNews,
+  type WriteResult,
+} from "../charges/merchant-writes.js";
+import { operationId } from "../charges/state-machine.js";
 import { chargeView } from "../charges/view.js";
 import { asyncHandler } from "../http/async-handler.js";
 import { readJsonBody } from "../http/body.js";
 import { chargeNotFound, requireMerchant } from "../http/guards.js";
 import { answerJson } from "../http/json-answer.js";
-import { withTimeout } from "../http/timeout.js";
 import { problem } from "../problems.js";
-import type { ChargeRecord, MerchantOperation, OperationRecord } from "../stores/types.js";
+import type { ChargeRecord, MerchantOperation } from "../stores/types.js";
 import type { RouteContext } from "./context.js";
 
 // POST /charges/:authorizationId/capture | cancel | refund, for merchants only (authorizeMerchant,
@@ -69,25 +61,9 @@ function requiresSequence(operation: MerchantOperation, body: { amount?: string 
   return operation === "refund" || (operation === "capture" && body.amount !== undefined);
 }
 
-/**
- * Order statuses in which a write that names no amount (capture the rest, cancel) has nothing left
- * to do, so a retry that finds them succeeded. A write with an amount (a partial capture, a refund)
- * never does: its own key would replay its success, so a refusal means it moved nothing.
- */
-const ALREADY_DONE: Record<"capture" | "cancel", ReadonlyArray<OrderStatus>> = {
-  capture: ["Activated", "PartReturned", "Returned"],
-  cancel: ["Cancelled", "Expired", "Activated", "PartReturned", "Returned"],
-};
-
-/** True when the order shows that the write `operation` (with `amount` or without) has nothing left to do. */
-function hasNothingLeftToDo(operation: MerchantOperation, amount: string | undefined, order: Order): boolean {
-  if (amount !== undefined || operation === "refund") return false;
-  return ALREADY_DONE[operation].includes(order.status);
-}
-
 export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): RequestHandler {
-  const { options, charges } = ctx;
-  const { client, store } = options;
+  const { options, charges, writes } = ctx;
+  const { store } = options;
   const schema = BODY_SCHEMAS[operation];
   const fields = Object.keys(schema.shape);
 
@@ -116,16 +92,18 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
     // Write-ahead: the operation is recorded, and its sequence number reserved, before it is sent.
     // A crash after the send can then never hand the same number to another body.
     const sequence = body.sequence ?? charge.operations[operation] + 1;
-    const fingerprint = operationFingerprint(operation, body.amount);
-    const id = operationId(operation, sequence);
-    const write = { sequence, fingerprint, amount: body.amount };
-    const at = new Date(options.now()).toISOString();
+    const write: MerchantWrite = {
+      operation,
+      sequence,
+      fingerprint: operationFingerprint(operation, body.amount),
+      amount: body.amount,
+    };
     const { charge: recorded, created } = await charges.recordWrite(
       charge.reference,
-      operationNews(sequence, fingerprint, "sent", at),
+      operationNews(write, "sent", new Date(options.now()).toISOString()),
     );
-    const entry = (recorded ?? charge).operationLog?.[id];
-    if (entry !== undefined && entry.fingerprint !== fingerprint) {
+    const entry = (recorded ?? charge).operationLog?.[operationId(operation, sequence)];
+    if (entry !== undefined && entry.fingerprint !== write.fingerprint) {
       throw problem(
         "sequence-reused",
         409,
@@ -133,129 +111,34 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         `${operation} sequence ${sequence} was already used for another amount; send a new sequence for a new ${operation}.`,
       );
     }
-    /** Recorded by an earlier request: its key may have reached the service before. */
-    const sentBefore = !created;
-    if (entry !== undefined && sentBefore && movesAnAmount(body.amount) && !mayResend(entry)) {
-      // The service may have forgotten the key: sent again, it would be a new write, and could
-      // capture or refund twice. The log answers instead.
-      await answerFromLog(res, recorded ?? charge, write);
-      return;
-    }
-    const idempotencyKey = idempotencyKeyIn(
-      options.idempotencyNamespace,
-      charge.reference,
-      operation,
-      charge.attempt,
-      sequence,
-    );
-    // One timeout for the write and the read after it; its timer is cleared once they are done.
-    const result = await withTimeout(options.timeoutMs, async (signal) => {
-      const write: WriteOptions = { idempotencyKey, signal };
-      // Told when the key was first sent, core never sends it past the window by its own clock: the
-      // entry's age on the router's clock (`now`, which tests move), as a time on the client's.
-      if (sentBefore && entry?.firstSentAt !== undefined) {
-        const age = Math.max(0, options.now() - Date.parse(entry.firstSentAt));
-        write.firstSentAt = new Date(Date.now() - age);
-      }
-      try {
-        if (operation === "capture") {
-          await client.orders.capture(
-            orderId,
-            body.amount === undefined ? {} : { amount: body.amount },
-            write,
-          );
-        } else if (operation === "cancel") {
-          await client.orders.cancel(orderId, {}, write);
-        } else {
-          await client.orders.refund(orderId, { amount: body.amount! }, write);
-        }
-      } catch (error) {
-        // The service (or core, by its own clock) says the key is past its window: unknowable now.
-        if (isPastIdempotencyWindow(error)) return PAST_WINDOW;
-        if (!OrderStateError.isInstance(error) || error.reason !== "INVALID_ORDER_STATE") {
-          // A definite refusal is stored by the service under this key: recorded, so the next
-          // operation takes the next number and is not blocked by it.
-          if (isDefiniteRefusal(error)) {
-            await charges.apply(charge.reference, operationNews(sequence, fingerprint, "refused"));
-          }
-          throw error;
-        }
-        const order = await readOrder(orderId, signal);
-        if (!hasNothingLeftToDo(operation, body.amount, order)) {
-          await charges.apply(
-            charge.reference,
-            operationNews(sequence, fingerprint, "refused"),
-            orderNews(charge.authorizationId!, order),
-          );
-          throw error;
-        }
-        return { order, outcome: "already_done" as const };
-      }
-      // The service's amounts are the truth; the write's answer carries none (supplement A). Read
-      // outside the catch: a failed read says nothing about the write.
-      return { order: await readOrder(orderId, signal), outcome: "done" as const };
-    });
-    if (result === PAST_WINDOW) {
-      // What the log knows now (another request may have learnt the answer meanwhile).
-      await answerFromLog(res, (await store.findByReference(charge.reference)) ?? charge, write);
-      return;
-    }
-    const { order, outcome } = result;
-    if (!orderShows(operation, body.amount, order)) {
-      // The key answered, but the order does not show the write (the answer of another body under
-      // this key): never "done" when the money did not move.
-      await charges.apply(charge.reference, orderNews(charge.authorizationId!, order));
-      throw notApplied();
-    }
-    const updated = await charges.apply(
-      charge.reference,
-      operationNews(sequence, fingerprint, "done"),
-      orderNews(charge.authorizationId!, order),
-    );
-    answerOperation(res, updated ?? charge, operation, sequence, outcome, order);
+    // Recorded by an earlier request (or being settled by the reconciler): its key may have reached
+    // the service before. Past the window it is never sent again (the service may have forgotten
+    // it: a capture or refund would be a new write, and move its amount twice); the log and the
+    // order answer instead. A send of it in flight in this process is joined.
+    const current = recorded ?? charge;
+    const result =
+      created || entry === undefined
+        ? await writes.send(current, write, entry)
+        : await writes.resume(current, write, entry);
+    answer(res, result, write);
   });
 
-  /** True while the entry's key may still be sent: inside the window the service remembers it. */
-  function mayResend(entry: OperationRecord): boolean {
-    if (entry.state === "unconfirmed" || entry.firstSentAt === undefined) return false;
-    return options.now() - Date.parse(entry.firstSentAt) < options.resendWindowMs;
-  }
-
-  /**
-   * Answers a write whose key may no longer be sent, from what the operation log and the order
-   * know. A write without an amount (capture of the rest, cancel) is told by the order: done when
-   * nothing is left to do, else not applied (send it with a new sequence). A write with an amount:
-   * done or refused as recorded; otherwise unknown for good: recorded unconfirmed, never sent
-   * again, and an alert (raised before it is recorded, so a crash repeats it rather than loses it).
-   */
-  async function answerFromLog(
-    res: Response,
-    charge: ChargeRecord,
-    write: { sequence: number | string; fingerprint: string; amount: string | undefined },
-  ): Promise<void> {
-    const { sequence, fingerprint, amount } = write;
-    const entry = charge.operationLog?.[operationId(operation, sequence)];
-    if (!movesAnAmount(amount) || entry?.state === "done") {
-      const order = await withTimeout(options.timeoutMs, (signal) => readOrder(charge.orderId!, signal));
-      const news = orderNews(charge.authorizationId!, order);
-      if (entry?.state === "done") {
-        const updated = await charges.apply(charge.reference, news);
-        answerOperation(res, updated ?? charge, operation, sequence, "done", order);
-        return;
-      }
-      if (!hasNothingLeftToDo(operation, amount, order)) {
-        await charges.apply(charge.reference, news);
-        throw notApplied();
-      }
-      const updated = await charges.apply(
-        charge.reference,
-        operationNews(sequence, fingerprint, "done"),
-        news,
-      );
-      answerOperation(res, updated ?? charge, operation, sequence, "already_done", order);
+  /** 200 when the write is done; otherwise the problem that says why not. */
+  function answer(res: Response, result: WriteResult, write: MerchantWrite): void {
+    const { sequence } = write;
+    if (result.kind === "answered") {
+      answerOperation(res, result.charge, operation, sequence, result.outcome, result.order);
       return;
     }
-    if (entry?.state === "refused") {
+    if (result.kind === "not_applied") {
+      throw problem(
+        "operation-not-applied",
+        409,
+        "Not applied",
+        `The service's order does not show this ${operation}; send it again with a new sequence.`,
+      );
+    }
+    if (result.kind === "refused") {
       throw problem(
         "operation-refused",
         409,
@@ -263,21 +146,17 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
         `The service refused this ${operation} (sequence ${sequence}); send a new sequence for a new ${operation}.`,
       );
     }
-    if (entry?.state !== "unconfirmed") {
-      await ctx.alert({
-        kind: "needs_review",
-        reference: charge.reference,
-        authorizationId: charge.authorizationId!,
-        orderId: charge.orderId!,
-        message: `the outcome of ${operation} ${sequence} stayed unknown past the service's idempotency window, so its key is never sent again; compare the order's amounts at the service with your back office before another ${operation}`,
-      });
-      const after = await charges.apply(
-        charge.reference,
-        operationNews(sequence, fingerprint, "unconfirmed"),
+    if (result.kind === "confirming") {
+      // A send of it may have reached the service, and nothing can be decided yet: past the window
+      // one began moments ago, or this send did nothing (or its order could not be read) after one
+      // that may have moved money. Never "nothing happened": the same sequence settles it.
+      throw problem(
+        "payment-confirming",
+        503,
+        "Confirming",
+        `Whether this ${operation} (sequence ${sequence}) went through is still being confirmed; send it again shortly with the same sequence.`,
+        { retryable: true },
       );
-      // A send made inside the window may have learnt the answer meanwhile: that answer stands.
-      const settled = after?.operationLog?.[operationId(operation, sequence)]?.state;
-      if (settled === "done" || settled === "refused") return answerFromLog(res, after!, write);
     }
     throw problem(
       "operation-unconfirmed",
@@ -287,96 +166,35 @@ export function merchantRoute(ctx: RouteContext, operation: MerchantOperation): 
       { retryable: false },
     );
   }
-
-  /** A partial capture or a refund: sent twice, it would move its amount twice. */
-  function movesAnAmount(amount: string | undefined): boolean {
-    return amount !== undefined || operation === "refund";
-  }
-
-  function notApplied() {
-    return problem(
-      "operation-not-applied",
-      409,
-      "Not applied",
-      `The service's order does not show this ${operation}; send it again with a new sequence.`,
-    );
-  }
-
-  function operationNews(
-    sequence: number | string,
-    fingerprint: string,
-    state: OperationRecord["state"],
-    at?: string,
-  ): OperationNews {
-    const news: OperationNews = { kind: "operation", operation, sequence, fingerprint, state };
-    if (at !== undefined) news.at = at;
-    return news;
-  }
-
-  async function readOrder(orderId: string, signal: AbortSignal): Promise<Order> {
-    try {
-      return await client.orders.get(orderId, { signal });
-    } catch (error) {
-      if (!NotFoundError.isInstance(error)) throw error;
-      throw problem(
-        "not-found",
-        404,
-        "Order not found",
-        "The payment's order could not be found at the service.",
-      );
-    }
-  }
 }
 
-type OperationNews = Extract<ChargeNews, { kind: "operation" }>;
-
-/** What the write's call returns when the service or core says its key is past its window. */
-const PAST_WINDOW = Symbol("past the idempotency window");
-
-/** 200 with the charge, the operation and the service's order as re-read after the write. */
+/**
+ * 200 with the charge, the operation and the service's order as re-read after the write; `order`
+ * is null when the service accepted the write but the read after it failed: the write is done (a
+ * 503 would read as "nothing happened", and a new sequence would move the money twice).
+ */
 function answerOperation(
   res: Response,
   charge: ChargeRecord,
   operation: MerchantOperation,
   sequence: number | string,
   outcome: "done" | "already_done",
-  order: Order,
+  order: Order | undefined,
 ): void {
   answerJson(res, 200, {
     ...chargeView(charge),
     operation: { name: operation, sequence, outcome },
-    order: {
-      status: order.status,
-      totalAmount: order.totalAmount,
-      capturedAmount: order.capturedAmount,
-      refundedAmount: order.refundedAmount,
-      cancelledAmount: order.cancelledAmount,
-    },
+    order:
+      order === undefined
+        ? null
+        : {
+            status: order.status,
+            totalAmount: order.totalAmount,
+            capturedAmount: order.capturedAmount,
+            refundedAmount: order.refundedAmount,
+            cancelledAmount: order.cancelledAmount,
+          },
   });
 }
 
-/** What one write moves: the same sequence with another fingerprint is another write. */
-export function operationFingerprint(operation: MerchantOperation, amount: string | undefined): string {
-  return createHash("sha256")
-    .update(`${operation}|${amount ?? "all"}`)
-    .digest("hex");
-}
-
-/**
- * Whether the service's order shows the write: everything captured after "capture the rest",
- * nothing left reserved after a cancel. A partial capture or a refund answered 202 under its own
- * key moved its amount (a key never carries another body: the sequence is reserved first).
- */
-function orderShows(operation: MerchantOperation, amount: string | undefined, order: Order): boolean {
-  if (operation === "refund" || amount !== undefined) return true;
-  return hasNothingLeftToDo(operation, amount, order);
-}
-
-/** The service answered, and refused: nothing moved, and the key now holds that refusal. */
-function isDefiniteRefusal(error: unknown): boolean {
-  return OrderStateError.isInstance(error) || InvalidRequestError.isInstance(error);
-}
-
-function orderNews(authorizationId: string, order: Order) {
-  return { kind: "order", authorizationId, orderId: order.orderId, orderStatus: order.status } as const;
-}
+export { operationFingerprint };

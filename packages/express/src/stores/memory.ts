@@ -38,6 +38,8 @@ export class MemoryChargeStore implements ChargeStore {
    */
   readonly #settled = new Set<string>();
   readonly #open = new Set<string>();
+  /** The references of the charges with a merchant write still `sent` (listSentWrites). */
+  readonly #sentWrites = new Set<string>();
   readonly #referenceByAuthorization = new Map<string, string>();
   readonly #events = new Map<string, { stored: StoredWebhookEvent; applied: boolean }>();
   /** Ids of the events not applied yet, per authorization id (so attaching one is not a scan). */
@@ -130,6 +132,15 @@ export class MemoryChargeStore implements ChargeStore {
     return this.#pendingPage(limit, after, true);
   }
 
+  async listSentWrites(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
+    const page: ChargeRecord[] = [];
+    for (const reference of this.#sentWrites) {
+      const charge = this.#charges.get(reference)!;
+      if (after === undefined || comesAfter(charge, after)) insertInOrder(page, charge, limit);
+    }
+    return page;
+  }
+
   #pendingPage(limit: number, after: PendingCursor | undefined, unansweredOnly: boolean): ChargeRecord[] {
     // Every open charge is looked at: write order is not quite `updatedAt` order (two changes
     // computed concurrently, or in one millisecond), and a page must not skip one. The page is
@@ -193,10 +204,13 @@ export class MemoryChargeStore implements ChargeStore {
     this.#charges.set(reference, record);
     if (previous !== undefined) this.#evictionOrderOf(previous).delete(reference);
     this.#evictionOrderOf(record).add(reference);
+    if (hasSentWrite(record)) this.#sentWrites.add(reference);
+    else this.#sentWrites.delete(reference);
   }
 
+  /** A charge with a write still `sent` is open: forgotten, the write would never be settled. */
   #evictionOrderOf(charge: ChargeRecord): Set<string> {
-    return isSettled(charge.status) ? this.#settled : this.#open;
+    return isSettled(charge.status) && !hasSentWrite(charge) ? this.#settled : this.#open;
   }
 
   /** Forgets charges until one more fits: settled ones first, an open one only when none is left. */
@@ -221,6 +235,7 @@ export class MemoryChargeStore implements ChargeStore {
     this.#charges.delete(reference);
     this.#settled.delete(reference);
     this.#open.delete(reference);
+    this.#sentWrites.delete(reference);
     const id = charge?.authorizationId?.toLowerCase();
     if (id !== undefined && this.#referenceByAuthorization.get(id) === reference) {
       this.#referenceByAuthorization.delete(id);
@@ -245,6 +260,14 @@ function frozenCopy(charge: ChargeRecord): ChargeRecord {
   if (copy.previousAuthorizationIds !== undefined) Object.freeze(copy.previousAuthorizationIds);
   if (copy.operationLog !== undefined) Object.freeze(copy.operationLog);
   return Object.freeze(copy);
+}
+
+/** True when the charge's operation log holds a write whose answer is not known yet. */
+function hasSentWrite(charge: ChargeRecord): boolean {
+  const log = charge.operationLog;
+  if (log === undefined) return false;
+  for (const id in log) if (log[id]!.state === "sent") return true;
+  return false;
 }
 
 /** Puts `charge` in its place in the sorted `page`, which never grows past `limit` (the last drop). */

@@ -1,6 +1,6 @@
 import type { CaptureMode, WebhookEvent } from "@purchase-auth/core";
 import { isForwardMove, statusesAllowedBefore } from "../charges/state-machine.js";
-import { MIGRATION_LOCK_KEY, POSTGRES_SCHEMA_SQL } from "./postgres-schema.js";
+import { MIGRATION_LOCK_KEY, POSTGRES_SCHEMA_SQL, pageQueries, SENT_WRITES } from "./postgres-schema.js";
 import type {
   ChargeRecord,
   ChargeStatus,
@@ -111,24 +111,21 @@ export class PostgresChargeStore implements ChargeStore {
     return this.#pendingPage("status = 'pending' AND authorization_id IS NULL", limit, after);
   }
 
+  async listSentWrites(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
+    return this.#pendingPage(SENT_WRITES, limit, after);
+  }
+
   /** Keyset paging along the partial index whose condition is `where` (a constant of this file). */
   async #pendingPage(
     where: string,
     limit: number,
     after: PendingCursor | undefined,
   ): Promise<ChargeRecord[]> {
+    const { first, after: next } = pageQueries(where);
     const rows =
       after === undefined
-        ? await this.#query(
-            `SELECT * FROM purchase_auth_charges WHERE ${where} ORDER BY updated_at, reference LIMIT $1`,
-            [limit],
-          )
-        : await this.#query(
-            `SELECT * FROM purchase_auth_charges
-             WHERE ${where} AND (updated_at, reference) > ($2::timestamptz, $3)
-             ORDER BY updated_at, reference LIMIT $1`,
-            [limit, after.updatedAt, after.reference],
-          );
+        ? await this.#query(first, [limit])
+        : await this.#query(next, [limit, after.updatedAt, after.reference]);
     return rows.map(toCharge);
   }
 

@@ -49,8 +49,10 @@ export interface OperationRecord {
   /** A hash of what the write moves (amount or "all"): the same sequence with another body is a conflict. */
   fingerprint: string;
   /**
-   * sent: recorded, answer unknown; done: the service's order shows it; refused: the service said
-   * no; unconfirmed: its answer stayed unknown past the service's idempotency window, so its key is
+   * sent: recorded, answer unknown (the reconciler sends it again inside the window if a send may
+   * have reached the service, or settles it after); done: the service's order shows it; refused: the service said no (or, for a write
+   * without an amount past the window, the order shows it was not applied: its key is never sent
+   * again); unconfirmed: its answer stayed unknown past the service's idempotency window, so its key is
    * never sent again (an operator compares the order at the service).
    */
   state: "sent" | "done" | "refused" | "unconfirmed";
@@ -60,6 +62,34 @@ export interface OperationRecord {
    * sent again.
    */
   firstSentAt?: string;
+  /**
+   * The amount a partial capture or a refund moves, exactly as sent: the reconciler sends the write
+   * again with it. Absent for a write without an amount, and on entries stored before it existed
+   * (those are settled by the reconciler only once their window has passed).
+   */
+  amount?: string;
+  /**
+   * Sends of it begun, each counted in the stored change made before it goes out (a crash mid-send
+   * still counts). Absent on entries stored before sends were counted (taken as one).
+   */
+  sends?: number;
+  /**
+   * Of those, the sends that core says did nothing: any error whose outcome is not `unknown` other
+   * than the service's refusal of the order's state or of the request (which is recorded on the
+   * entry instead): `not_sent` (the token endpoint or the service unreachable before a byte went
+   * out, the send aborted before it began) and `refused` (429 on every try, 401/403/404, an
+   * unexpected answer). Such a send is answered as core's error maps (503 `service-unavailable`
+   * for `not_sent` and 429, 502 `payments-unavailable` for the others) only while no earlier send
+   * may have reached the service; after one that may have, 503 `payment-confirming`. While every send is one of them, nothing can have been applied: the
+   * reconciler never sends such an entry, and past the window settles it `refused` (not applied)
+   * without an alert.
+   */
+  undelivered?: number;
+  /**
+   * When its last send began (ISO 8601), recorded before that send: until `timeoutMs` after it, a
+   * send may still be on its way, so nobody decides the write was not applied.
+   */
+  lastSentAt?: string;
 }
 
 /** One charge: the authorization of one order reference (the latest attempt at it). */
@@ -178,6 +208,15 @@ export interface ChargeStore {
    * the sweep of `listPending`, one pass per 2,000 pending charges.
    */
   listUnanswered?(limit: number, after?: PendingCursor): Promise<ChargeRecord[]>;
+
+  /**
+   * Charges whose operation log holds a merchant write still `sent` (recorded before it was sent,
+   * its answer never learnt), whatever their status, in the order and with the paging of
+   * `listPending`. The reconciler sends each again with its key inside the service's idempotency
+   * window, and settles it past the window (from the order, or `unconfirmed` with an alert).
+   * Optional: without it, such a write stays `sent` until the back office sends it again.
+   */
+  listSentWrites?(limit: number, after?: PendingCursor): Promise<ChargeRecord[]>;
 
   /**
    * Charges past `pending` that know their authorization id while events about it are stored

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FaultSpec } from "@purchase-auth/sandbox";
 import { type ChargeStore, MemoryChargeStore } from "../../src/index.js";
+import type { OperationRecord } from "../../src/stores/types.js";
 import {
   type Customer,
   call,
@@ -30,6 +31,10 @@ export type Action =
       operation: Operation;
       sequence: SequenceStyle;
       fault?: FaultSpec;
+      /** Sends before the back office walks away without an answer: 1, or 3 (retries after a 5xx). */
+      tries: number;
+      /** Whether the back office comes back for this press if its answer never came (else the reconciler must). */
+      comesBack: boolean;
     };
 
 /**
@@ -62,6 +67,14 @@ export const tally = {
   pressesDone: 0,
   pressesRefused: 0,
   authorized: 0,
+  /** Presses whose answer never came and that nobody sent again: left to the reconciler. */
+  leftToReconciler: 0,
+  /** Merchant writes the reconciler's passes sent again (inside the window), by their reports. */
+  reconcilerResent: 0,
+  /** Merchant writes its passes settled without sending them (from the log or the order). */
+  reconcilerAnsweredFromLog: 0,
+  /** Of the resends made once faults were cleared, those the service answered: done or refused. */
+  resendsSettled: 0,
 };
 
 /** Starts a new count (each property counts its own scenarios). */
@@ -82,6 +95,8 @@ export interface Press {
   answers: Array<{ status: number; type?: string; outcome?: string }>;
   /** Some send got a 5xx or no answer at all. */
   uncertain?: boolean;
+  /** Whether the back office sends it again at the end when it never got an answer. */
+  comesBack: boolean;
 }
 
 /** A scenario's world: one merchant's shop (two instances, one store), its carts, and what it answered. */
@@ -96,7 +111,14 @@ export class World {
   readonly paidAnswers: Array<{ cart: number; status: string; authorizationId?: string }> = [];
   /** The references the shop raised an alert about. */
   readonly alerted = new Set<string>();
+  /** Every alert's reference and message, in order. */
+  readonly alerts: Array<{ reference: string; message: string }> = [];
   readonly apps: ShopApp[] = [];
+  /**
+   * Writes the reconciler sent again once faults were cleared that the service's answer did not
+   * settle (their entry not done nor refused right after the pass): each a discrepancy.
+   */
+  readonly unsettledResends: string[] = [];
   /** Each instance's port, kept across restarts (the sandbox's webhooks point there). */
   readonly #ports = [0, 0];
   #nextCents = 101;
@@ -141,6 +163,7 @@ export class World {
       now: () => this.data.sandbox.now(),
       onAlert: (alert) => {
         this.alerted.add(alert.reference);
+        this.alerts.push({ reference: alert.reference, message: alert.message });
       },
       clientOptions: { maxRetries: 1, timeoutMs: 2_000 },
     });
@@ -172,7 +195,7 @@ export class World {
         await this.#start(step.instance);
         return;
       case "reconcile":
-        await this.apps[step.instance]!.router.reconcile();
+        await this.#reconcile(step.instance, false);
         return;
       case "webhooks":
         sandbox.setWebhookDelivery({ duplicate: step.duplicate, outOfOrder: step.outOfOrder });
@@ -191,8 +214,8 @@ export class World {
         Promise.all(Array.from({ length: twice ? 2 : 1 }, () => this.#pay(app, cart))),
       );
     }
-    const press = this.#newPress(action.cart, action.operation, action.sequence);
-    return this.#withFault(action.fault, () => this.#press(app, press));
+    const press = this.#newPress(action.cart, action.operation, action.sequence, action.comesBack);
+    return this.#withFault(action.fault, () => this.#press(app, press, action.tries));
   }
 
   /** Runs `step` with `fault` injected before it (left active after it) and counts how often it fired. */
@@ -227,8 +250,8 @@ export class World {
     }
   }
 
-  #newPress(cart: number, operation: Operation, style: SequenceStyle): Press {
-    const press: Press = { cart, operation, style, answers: [] };
+  #newPress(cart: number, operation: Operation, style: SequenceStyle, comesBack: boolean): Press {
+    const press: Press = { cart, operation, style, answers: [], comesBack };
     if (operation === "capture" || operation === "refund") {
       press.amount = (this.#nextCents++ / 100).toFixed(2);
       // A write with an amount must be named.
@@ -270,18 +293,61 @@ export class World {
     }
   }
 
+  /**
+   * A reconcile pass of `instance`, its writes tallied. With `faultsCleared`, every write it sent
+   * again (its entry's count of sends grew: no press runs meanwhile) must be answered by the
+   * service: done or refused, never left unknown.
+   */
+  async #reconcile(instance: Instance, faultsCleared: boolean): Promise<void> {
+    const before = await this.#sendCounts();
+    const { writes } = await this.apps[instance]!.router.reconcile();
+    tally.reconcilerResent += writes.resent;
+    tally.reconcilerAnsweredFromLog += writes.examined - writes.resent;
+    if (!faultsCleared) return;
+    const after = await this.#entries();
+    for (const [key, sends] of before) {
+      const entry = after.get(key);
+      if (entry === undefined || (entry.sends ?? 1) <= sends) continue;
+      if (entry.state === "done" || entry.state === "refused") tally.resendsSettled++;
+      else this.unsettledResends.push(`${key}: sent again by the reconciler, left ${entry.state}`);
+    }
+  }
+
+  /** The sends counted on every entry still `sent`, by reference and entry. */
+  async #sendCounts(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const [key, entry] of await this.#entries()) {
+      if (entry.state === "sent") counts.set(key, entry.sends ?? 1);
+    }
+    return counts;
+  }
+
+  async #entries(): Promise<Map<string, OperationRecord>> {
+    const entries = new Map<string, OperationRecord>();
+    for (const cartId of this.carts) {
+      const reference = this.data.referenceOf(cartId);
+      const stored = await this.stores[0].findByReference(reference);
+      for (const [id, entry] of Object.entries(stored?.operationLog ?? {}))
+        entries.set(`${reference} ${id}`, entry);
+    }
+    return entries;
+  }
+
   /** Faults off, webhooks delivered as they are, and the shop given every chance to learn the truth. */
   async settle(): Promise<void> {
     const { sandbox } = this.data;
     sandbox.clearFaults();
     sandbox.setWebhookDelivery({ duplicate: false, outOfOrder: false });
-    // The merchant comes back for every press whose answer never came, with its sequence.
-    for (const press of this.presses.filter((press) => press.answers.length === 0))
-      await this.#press(this.apps[0]!, press, 1);
+    // The merchant comes back, with its sequence, for some of the presses whose answer never came;
+    // the others are the reconciler's to send again, or to settle once their window has passed.
+    for (const press of this.presses.filter((press) => press.answers.length === 0)) {
+      if (press.comesBack) await this.#press(this.apps[0]!, press, 1);
+      else if (press.uncertain) tally.leftToReconciler++;
+    }
     for (const minutes of [0, 2, 10, 30, 120, 480]) {
       if (minutes > 0) sandbox.advanceClock(minutes * 60_000);
       await sandbox.settle();
-      for (const app of this.apps) await app.router.reconcile();
+      for (const instance of [0, 1] as const) await this.#reconcile(instance, true);
       await sandbox.settle();
     }
   }

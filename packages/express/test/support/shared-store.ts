@@ -67,4 +67,7 @@ export class InstanceView implements ChargeStore {
   listWithUnappliedEvents(limit: number, after?: string) {
     return this.shared.listWithUnappliedEvents(limit, after);
   }
+  listSentWrites(limit: number, after?: PendingCursor) {
+    return this.shared.listSentWrites(limit, after);
+  }
 }
