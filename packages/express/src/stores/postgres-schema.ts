@@ -9,6 +9,9 @@ export const MIGRATION_LOCK_KEY = 7_340_991_205;
  * The charges whose operation log holds a merchant write still `sent` (listSentWrites): the
  * condition of their partial index, written the same in the query so the planner uses it.
  */
+/** The pending charges whose create call has no known answer (listUnanswered): their index's condition. */
+export const UNANSWERED = "status = 'pending' AND authorization_id IS NULL";
+
 export const SENT_WRITES = `operation_log @? '$.* ? (@.state == "sent")'`;
 
 /**
@@ -63,7 +66,7 @@ CREATE INDEX IF NOT EXISTS purchase_auth_charges_pending_order
 -- (listUnanswered): found without reading the accepted ones that wait for their schedule.
 CREATE INDEX IF NOT EXISTS purchase_auth_charges_unanswered
   ON purchase_auth_charges (updated_at, reference)
-  WHERE status = 'pending' AND authorization_id IS NULL;
+  WHERE ${UNANSWERED};
 -- The charges with a merchant write whose answer is not known yet (listSentWrites), whatever their
 -- status: the reconciler sends them again, or settles them, without reading the other charges.
 -- (jsonpath: PostgreSQL 12 or later.)

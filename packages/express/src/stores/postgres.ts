@@ -1,6 +1,12 @@
 import type { CaptureMode, WebhookEvent } from "@purchase-auth/core";
 import { isForwardMove, statusesAllowedBefore } from "../charges/state-machine.js";
-import { MIGRATION_LOCK_KEY, POSTGRES_SCHEMA_SQL, pageQueries, SENT_WRITES } from "./postgres-schema.js";
+import {
+  MIGRATION_LOCK_KEY,
+  POSTGRES_SCHEMA_SQL,
+  pageQueries,
+  SENT_WRITES,
+  UNANSWERED,
+} from "./postgres-schema.js";
 import type {
   ChargeRecord,
   ChargeStatus,
@@ -108,7 +114,7 @@ export class PostgresChargeStore implements ChargeStore {
   }
 
   async listUnanswered(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
-    return this.#pendingPage("status = 'pending' AND authorization_id IS NULL", limit, after);
+    return this.#pendingPage(UNANSWERED, limit, after);
   }
 
   async listSentWrites(limit: number, after?: PendingCursor): Promise<ChargeRecord[]> {
