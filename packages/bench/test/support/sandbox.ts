@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { PurchaseAuthClientOptions } from "@purchase-auth/core";
 import type { CreateCustomerTokenInput, SandboxServer } from "@purchase-auth/sandbox";
-import { Agent, request } from "undici";
+import { Client } from "undici";
 import { fetchAccessToken, type ShopCredentials } from "../../bench/wire.js";
 
 // Helpers shared by the reliability tests: a merchant of the sandbox and raw HTTP to it.
@@ -44,24 +44,28 @@ export interface RawResponse {
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
 /**
- * Idle connections closed after a second, well before node:http's 5-second keep-alive on the
- * sandbox's side: a connection the server closes while the client reuses it is an ECONNRESET that
- * says nothing about the sandbox (it failed this suite once on a loaded machine).
+ * One request exactly as given, on a connection of its own: no client logic between the test and
+ * the sandbox. A fresh connection per request means a reset can only come from the sandbox's
+ * handling of this request; reusing idle connections, a loaded machine made the first request of a
+ * test meet one the server had just closed (ECONNRESET that said nothing about the sandbox; it
+ * failed this suite twice, once with a one-second idle timeout in place).
  */
-const connections = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
-
-/** One request exactly as given: no client logic between the test and the sandbox. */
 export async function send(
   sandbox: SandboxServer,
   method: HttpMethod,
   path: string,
   options: { headers?: Record<string, string>; body?: string | Buffer } = {},
 ): Promise<RawResponse> {
-  const response = await request(`${sandbox.url}${path}`, {
-    dispatcher: connections,
-    method,
-    headers: options.headers ?? {},
-    ...(options.body === undefined ? {} : { body: options.body }),
-  });
-  return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
+  const connection = new Client(sandbox.url);
+  try {
+    const response = await connection.request({
+      path,
+      method,
+      headers: options.headers ?? {},
+      ...(options.body === undefined ? {} : { body: options.body }),
+    });
+    return { status: response.statusCode, headers: response.headers, text: await response.body.text() };
+  } finally {
+    await connection.close();
+  }
 }
