@@ -35,7 +35,10 @@ export interface SyncProviderContext extends PaymentModuleContext {
   runJob: (now?: Date) => ReturnType<typeof reconcileUnknownOutcomes>;
   /** The PostgreSQL connection the job uses. */
   pg: () => Knex;
-  /** A webhook as Medusa processes it: an authorized action makes Medusa authorize the session. */
+  /**
+   * A webhook as Medusa's processPaymentWorkflow processes it for a collection without a cart: an
+   * authorized action authorizes the session, a captured one (Auto) also captures its payment.
+   */
   processWebhook: (
     sessionId: string,
     event: Parameters<typeof deliverWebhook>[2],
@@ -45,11 +48,17 @@ export interface SyncProviderContext extends PaymentModuleContext {
 }
 
 /**
- * One file's tests of the provider in synchronous mode without retries ("sync"), on a database of
+ * One file's tests of the provider in synchronous mode without retries ("sync", Manual capture unless
+ * `extraOptions` say otherwise), on a database of
  * its own, `purchase-auth-medusa-<slug>`, with a sandbox whose webhooks are signed with
  * `whsec-<slug>`, and a logger that keeps every line.
  */
-export function syncProviderTests(slug: string, tests: (context: SyncProviderContext) => void): void {
+export function syncProviderTests(
+  slug: string,
+  tests: (context: SyncProviderContext) => void,
+  /** More provider options (e.g. `captureMode: "Auto"`). */
+  extraOptions: Record<string, unknown> = {},
+): void {
   const dbName = `purchase-auth-medusa-${slug}`;
   const webhookSecret = `whsec-${slug}`;
   const providerId = "pp_purchase-auth_sync";
@@ -61,7 +70,9 @@ export function syncProviderTests(slug: string, tests: (context: SyncProviderCon
     {
       dbName,
       logger,
-      providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
+      providers: [
+        suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0, ...extraOptions }),
+      ],
     },
     ({ payment, medusaApp }) => {
       const sandbox = () => suite.state.sandbox!;
@@ -88,6 +99,12 @@ export function syncProviderTests(slug: string, tests: (context: SyncProviderCon
         processWebhook: async (sessionId, event) => {
           const action = await deliverWebhook(payment, providerId.replace(/^pp_/, ""), event, webhookSecret);
           if (action.action === "authorized") await payment.authorizePaymentSession(sessionId, {});
+          if (action.action === "captured") {
+            // As processPaymentWorkflow: a session without a payment is authorized first (auto capture).
+            const [paid] = await payment.listPayments({ payment_session_id: sessionId });
+            const id = paid?.id ?? (await payment.authorizePaymentSession(sessionId, {}))?.id;
+            if (id) await payment.capturePayment({ payment_id: id, amount: action.data?.amount });
+          }
           return action;
         },
         expectNoPayment: async (sessionId) => {

@@ -144,6 +144,29 @@ export async function releaseUncaptured(
 }
 
 /**
+ * True when Medusa asks to cancel a payment it never recorded, whose session already has a live
+ * payment holding the same service order: the payment module's rollback of a duplicate. Without a
+ * cart, Medusa authorizes a session from the webhook with no lock, while the call that sent the
+ * authorization (the charge workflow's) is still on its way back: both record a payment, the unique
+ * index refuses the second, and its rollback cancels "its" payment at the provider, which would
+ * release the order the first payment holds (Medusa showing a payment the service cancelled).
+ * Medusa's own cancelPayment passes the payment's id as the key: that payment is always released.
+ */
+export async function heldByRecordedPayment(
+  context: ProviderContext,
+  data: PurchaseAuthData,
+  paymentId: string | undefined,
+): Promise<boolean> {
+  if (!data.session_id || !data.order_id) return false;
+  const recorded = await context.records.livePaymentOfSession(data.session_id);
+  if (!recorded || recorded.id === paymentId || recorded.orderId !== data.order_id) return false;
+  context.logger?.warn(
+    `purchase-auth: payment session ${data.session_id} was authorized twice at once (the webhook's and the caller's authorization; no cart lock serializes them); Medusa keeps payment ${recorded.id}, the duplicate's rollback releases nothing and the service's order ${data.order_id} stays held by ${recorded.id}`,
+  );
+  return true;
+}
+
+/**
  * Gives back everything of an order: cancels what is not captured and refunds what was captured and
  * not yet refunded. Keys derive from `keyBase` (the session), so a repeat cannot refund twice. Used
  * for money Medusa never recorded: a deleted session's order, a late success of a canceled order.

@@ -55,7 +55,7 @@ import {
 } from "./authorize-payment";
 import { cancelCustomerToken, checkChargeable, readCustomerToken, tokenToStore } from "./customer-tokens";
 import { type PurchaseAuthProviderOptions, resolveProviderOptions } from "./options";
-import { capture, refund, releaseAll, releaseUncaptured } from "./order-operations";
+import { capture, heldByRecordedPayment, refund, releaseAll, releaseUncaptured } from "./order-operations";
 import { outcomeOverdueAt } from "./outcome-overdue";
 import { PaymentModuleRecords } from "./payment-module-records";
 import { dataWithOrder, type ProviderContext, readOrder, stringOf } from "./provider-context";
@@ -194,7 +194,8 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
   /**
    * Releases what is not captured. An order already cancelled or expired counts as done; an order
    * with captured money is an error ("refund it instead"). A session still pending at the service
-   * has no order yet: it is marked canceled, and a late success is voided when it arrives.
+   * has no order yet: it is marked canceled, and a late success is voided when it arrives. The
+   * rollback of a duplicate payment of a session that already has one releases nothing.
    */
   async cancelPayment(input: CancelPaymentInput): Promise<CancelPaymentOutput> {
     const data = readData(input.data);
@@ -204,6 +205,8 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
       };
     }
     const keyBase = stringOf(input.context?.idempotency_key);
+    // A duplicate payment's rollback (no payment of that id exists): the recorded one keeps the order.
+    if (await heldByRecordedPayment(this.#context, data, keyBase)) return { data: writeData(data) };
     return { data: writeData(await releaseUncaptured(this.#context, data, keyBase, false)) };
   }
 
