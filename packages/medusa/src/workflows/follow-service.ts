@@ -7,6 +7,7 @@ import { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-id
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData, writeData } from "../providers/purchase-auth/session-data";
 import { readAccountHolderData, withTokenStatus } from "../providers/purchase-auth/stored-tokens";
+import { releaseCanceledOrderPayment } from "./canceled-orders";
 import { accountHoldersWithToken, paymentsOfServiceOrder } from "./lookups";
 
 // Medusa follows the service: what the service's events (and the reconciler) report is applied to
@@ -20,7 +21,8 @@ function logger(container: MedusaContainer): Logger {
 /**
  * A Medusa order was canceled. Medusa cancels at the provider only payments without captures and
  * refunds the captured ones, which leaves the uncaptured remainder of a partly captured payment
- * reserved: it is released here. A session still waiting for the service (202) is marked, so its
+ * reserved: it is released here. A payment without captures whose cancel failed (Medusa logs it and
+ * cancels the order anyway) is canceled again (see canceled-orders.ts; the reconcile job repeats it). A session still waiting for the service (202) is marked, so its
  * late success is voided when it arrives instead of becoming a payment of a canceled order.
  */
 export async function followCanceledOrder(container: MedusaContainer, orderId: string): Promise<void> {
@@ -33,6 +35,7 @@ export async function followCanceledOrder(container: MedusaContainer, orderId: s
       "payment_collections.payments.id",
       "payment_collections.payments.provider_id",
       "payment_collections.payments.data",
+      "payment_collections.payments.canceled_at",
       "payment_collections.payments.captures.id",
       "payment_collections.payment_sessions.id",
       "payment_collections.payment_sessions.provider_id",
@@ -51,6 +54,7 @@ export async function followCanceledOrder(container: MedusaContainer, orderId: s
             id: string;
             provider_id: string;
             data: Record<string, unknown> | null;
+            canceled_at?: unknown;
             captures?: unknown[];
           } | null>;
           payment_sessions?: Array<{
@@ -67,16 +71,11 @@ export async function followCanceledOrder(container: MedusaContainer, orderId: s
     | undefined;
   for (const collection of order?.payment_collections ?? []) {
     for (const entry of collection?.payments ?? []) {
-      if (!entry || !isPurchaseAuthProviderId(entry.provider_id) || (entry.captures ?? []).length === 0)
-        continue;
-      const released = await purchaseAuthProvider(container, entry.provider_id).releaseRemainder(
-        entry.data,
-        entry.id,
-      );
-      await updatePaymentData(payment, entry.id, writeData(released));
-      logger(container).info(
-        `purchase-auth: order ${orderId} canceled: the uncaptured remainder of payment ${entry.id} was released at the service (${released.service_status}, released ${released.cancelled_amount})`,
-      );
+      if (!entry || !isPurchaseAuthProviderId(entry.provider_id) || entry.canceled_at) continue;
+      await releaseCanceledOrderPayment(container, `order ${orderId}`, {
+        ...entry,
+        captured: (entry.captures ?? []).length > 0,
+      });
     }
     for (const session of collection?.payment_sessions ?? []) {
       if (!session || !isPurchaseAuthProviderId(session.provider_id)) continue;
