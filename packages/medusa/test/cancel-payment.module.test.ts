@@ -70,8 +70,11 @@ syncProviderTests("cancel-payment", (t) => {
     return order;
   }
 
-  it("the order-canceled subscriber cancels a payment the order cancel left live", async () => {
-    const { session, paymentId, orderId } = await orderCanceledWithPaymentLive(32);
+  /** The order-canceled subscriber for the order of `session`'s collection (its one payment). */
+  async function orderCanceledSubscriber(
+    session: { id: string; payment_collection_id: string },
+    paymentId: string,
+  ) {
     const medusaOrderId = `order_${session.payment_collection_id}`;
     const query = {
       graph: async () => ({
@@ -97,8 +100,36 @@ syncProviderTests("cancel-payment", (t) => {
       container,
       pluginOptions: {},
     } as never);
+  }
+
+  it("the order-canceled subscriber cancels a payment the order cancel left live", async () => {
+    const { session, paymentId, orderId } = await orderCanceledWithPaymentLive(32);
+    await orderCanceledSubscriber(session, paymentId);
     expect(await canceledAt(paymentId)).not.toBeNull();
     expect(t.serviceOrder(orderId)?.status).toBe("Cancelled");
+  });
+
+  it("money captured for a canceled order that Medusa's records missed is refunded", async () => {
+    const { session, paymentId, orderId } = await authorized(34);
+    // The capture went through at the service; its answer was lost, so Medusa dropped its record.
+    t.sandbox().injectFault({ kind: "drop_after_commit", match: ORDERS, count: null });
+    try {
+      await expect(payment.capturePayment({ payment_id: paymentId })).rejects.toThrow();
+    } finally {
+      t.sandbox().clearFaults();
+    }
+    expect(t.serviceOrder(orderId)).toMatchObject({ status: "Activated", capturedAmount: "34.00" });
+    // Medusa's order cancel: no captures in its records, so it cancels the payment (refused: the
+    // service captured) and cancels the order anyway.
+    await expect(payment.cancelPayment(paymentId)).rejects.toThrow(/refund it instead/);
+    await payment.updatePaymentCollections(session.payment_collection_id, {
+      status: PaymentCollectionStatus.CANCELED,
+    });
+    await orderCanceledSubscriber(session, paymentId);
+    expect(t.serviceOrder(orderId)).toMatchObject({ status: "Returned", refundedAmount: "34.00" });
+    const paid = await payment.retrievePayment(paymentId, { relations: ["captures", "refunds"] });
+    expect(paid.captures?.map((c) => Number(c.amount))).toEqual([34]);
+    expect(paid.refunds?.map((r) => Number(r.amount))).toEqual([34]);
   });
 
   it("the reconcile job cancels a payment of a canceled order that is still live", async () => {

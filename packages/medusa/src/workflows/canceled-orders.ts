@@ -1,52 +1,84 @@
 import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
+import { formatCents } from "@purchase-auth/core";
+import { sumExact, toCentsRounded } from "../providers/purchase-auth/amounts";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
-import { writeData } from "../providers/purchase-auth/session-data";
+import { readData, writeData } from "../providers/purchase-auth/session-data";
+import { followServiceOrder } from "./follow-service";
 import { knexOf } from "./lookups";
 
-// A canceled Medusa order must leave nothing held at the service. Medusa's cancelOrderWorkflow
-// cancels the payments without captures, but its cancelPaymentStep only logs a failure and goes on:
-// the order and its payment collections end canceled while the payment (and the service's
-// authorization) stays live. The order-canceled subscriber and the reconcile job release them.
+// A canceled Medusa order must leave nothing with the service. Medusa's cancelOrderWorkflow refunds
+// what its records show captured and cancels the payments without captures, but its
+// cancelPaymentStep only logs a failure and goes on, and a capture whose answer was lost is not in
+// its records: the order ends canceled while the service still holds an authorization or captured
+// money. The order-canceled subscriber marks the order's payments (`medusa_canceled_at` in their
+// data) and releases them; the reconcile job repeats it for marked payments (and payments of
+// canceled collections) that may still hold money.
 
-/** A payment of a canceled order, as the subscriber and the job find it. */
-export interface CanceledOrderPayment {
-  id: string;
-  provider_id: string;
-  data: Record<string, unknown> | null;
-  /** Whether Medusa recorded captures of it. */
-  captured: boolean;
+/**
+ * Marks payment `paymentId` as belonging to a canceled Medusa order (kept in its data, which the
+ * job reads), unless marked already.
+ */
+export async function markOrderCanceled(payment: IPaymentModuleService, paymentId: string): Promise<void> {
+  const stored = await payment.retrievePayment(paymentId, { select: ["id", "data"] });
+  const data = readData(stored.data ?? undefined);
+  if (data.medusa_canceled_at) return;
+  await payment.updatePayment({
+    id: paymentId,
+    data: writeData({ ...data, medusa_canceled_at: new Date().toISOString() }),
+  } as Parameters<IPaymentModuleService["updatePayment"]>[0]);
 }
 
 /**
- * Releases what `entry` (a live payment of a canceled order) still holds at the service: a payment
- * without captures is canceled through the payment module (Medusa's own cancel, repeated; the
- * provider counts an order already cancelled as done), the uncaptured remainder of a partly captured
- * one is released at the service and its data updated. Throws when the service cannot be reached.
+ * Gives back what live payment `paymentId` of a canceled order still holds, as Medusa's order cancel
+ * would have had its records been the service's: first Medusa's records are brought to the service's
+ * order (followServiceOrder: a capture or cancel Medusa missed is recorded), then a payment without
+ * captures is canceled (the provider counts an order already cancelled as done), the uncaptured
+ * remainder of a captured one is released, and what it captured and did not refund is refunded
+ * through the payment module. Throws when the service cannot be reached (nothing is lost: the
+ * keys derive from Medusa's records, a repeat sends nothing twice).
  */
 export async function releaseCanceledOrderPayment(
   container: MedusaContainer,
   orderLabel: string,
-  entry: CanceledOrderPayment,
+  paymentId: string,
 ): Promise<void> {
   const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
-  if (!entry.captured) {
-    await payment.cancelPayment(entry.id);
+  const before = await payment.retrievePayment(paymentId, { select: ["id", "data"] });
+  const serviceOrderId = readData(before.data ?? undefined).order_id;
+  if (serviceOrderId) await followServiceOrder(container, serviceOrderId);
+  const stored = await payment.retrievePayment(paymentId, {
+    select: ["id", "provider_id", "data", "canceled_at"],
+    relations: ["captures", "refunds"],
+  });
+  if (stored.canceled_at) return;
+  const cents = (rows: Array<{ raw_amount?: unknown; amount: unknown }> | undefined) =>
+    toCentsRounded(sumExact((rows ?? []).map((row) => row.raw_amount ?? row.amount)));
+  const captured = cents(stored.captures as never);
+  if (captured === 0n) {
+    await payment.cancelPayment(paymentId);
     logger.info(
-      `purchase-auth: ${orderLabel} canceled: payment ${entry.id}, which Medusa's order cancel left uncanceled, is canceled and its authorization released at the service`,
+      `purchase-auth: ${orderLabel} canceled: payment ${paymentId}, which Medusa's order cancel left uncanceled, is canceled and its authorization released at the service`,
     );
     return;
   }
-  const released = await purchaseAuthProvider(container, entry.provider_id).releaseRemainder(
-    entry.data,
-    entry.id,
+  const released = await purchaseAuthProvider(container, stored.provider_id).releaseRemainder(
+    stored.data,
+    paymentId,
   );
-  await payment.updatePayment({ id: entry.id, data: writeData(released) } as Parameters<
+  await payment.updatePayment({ id: paymentId, data: writeData(released) } as Parameters<
     IPaymentModuleService["updatePayment"]
   >[0]);
+  const toRefund = captured - cents(stored.refunds as never);
+  if (toRefund > 0n) {
+    await payment.refundPayment({ payment_id: paymentId, amount: formatCents(toRefund) });
+    logger.warn(
+      `purchase-auth: ${orderLabel} canceled: payment ${paymentId} had ${formatCents(toRefund)} captured that Medusa's order cancel did not refund (its records did not show it then); it is refunded`,
+    );
+  }
   logger.info(
-    `purchase-auth: ${orderLabel} canceled: the uncaptured remainder of payment ${entry.id} was released at the service (${released.service_status}, released ${released.cancelled_amount})`,
+    `purchase-auth: ${orderLabel} canceled: the uncaptured remainder of payment ${paymentId} was released at the service (${released.service_status}, released ${released.cancelled_amount})`,
   );
 }
 
@@ -54,35 +86,37 @@ export async function releaseCanceledOrderPayment(
 const CANCELED_PAGE_SIZE = 100;
 
 /**
- * The reconcile job's part: this provider's live payments of canceled payment collections (Medusa's
- * order cancel marks them canceled) whose service order may still hold money (its last known status
- * NotActivated or PartActivated, or never read), released one by one. A failure is logged and left
- * for the next run. Returns the ids released.
+ * The reconcile job's part: this provider's live payments of canceled orders (marked by the
+ * subscriber, or of a payment collection Medusa's order cancel marked canceled) that may still hold
+ * money: their service order's last known status NotActivated or PartActivated (or never read), or
+ * more captured than refunded in Medusa. Each is released; a failure is logged and left for the
+ * next run. Returns the ids released.
  */
 export async function releaseCanceledOrderPayments(container: MedusaContainer): Promise<string[]> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
   const { rows } = await knexOf(container).raw(
-    `select p.id, p.provider_id, p.data, p.payment_collection_id,
-            exists (select 1 from capture c where c.payment_id = p.id and c.deleted_at is null) as captured
-     from payment p join payment_collection pc on pc.id = p.payment_collection_id
-     where pc.status = 'canceled' and pc.deleted_at is null
-       and p.deleted_at is null and p.canceled_at is null and p.provider_id like ?
-       and coalesce(p.data->>'service_status', 'NotActivated') in ('NotActivated', 'PartActivated')
+    `select p.id, p.payment_collection_id from payment p
+     join payment_collection pc on pc.id = p.payment_collection_id
+     where p.deleted_at is null and p.canceled_at is null and p.provider_id like ?
+       and (pc.status = 'canceled' or p.data->>'medusa_canceled_at' is not null)
+       and (coalesce(p.data->>'service_status', 'NotActivated') in ('NotActivated', 'PartActivated')
+            or coalesce((select sum(c.amount) from capture c where c.payment_id = p.id and c.deleted_at is null), 0)
+               > coalesce((select sum(r.amount) from refund r where r.payment_id = p.id and r.deleted_at is null), 0))
      order by p.id limit ?`,
     ["pp_purchase-auth%", CANCELED_PAGE_SIZE],
   );
   const released: string[] = [];
-  for (const row of rows as unknown as Array<CanceledOrderPayment & { payment_collection_id: string }>) {
+  for (const row of rows as unknown as Array<{ id: string; payment_collection_id: string }>) {
     try {
       await releaseCanceledOrderPayment(
         container,
         `the order of payment collection ${row.payment_collection_id}`,
-        row,
+        row.id,
       );
       released.push(row.id);
     } catch (error) {
       logger.warn(
-        `purchase-auth: payment ${row.id} of a canceled order still holds money at the service and releasing it failed (${(error as Error).message}); the next run tries again`,
+        `purchase-auth: payment ${row.id} of a canceled order may still hold money at the service and releasing it failed (${(error as Error).message}); the next run tries again`,
       );
     }
   }

@@ -7,7 +7,7 @@ import { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-id
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData, writeData } from "../providers/purchase-auth/session-data";
 import { readAccountHolderData, withTokenStatus } from "../providers/purchase-auth/stored-tokens";
-import { releaseCanceledOrderPayment } from "./canceled-orders";
+import { markOrderCanceled, releaseCanceledOrderPayment } from "./canceled-orders";
 import { accountHoldersWithToken, paymentsOfServiceOrder } from "./lookups";
 
 // Medusa follows the service: what the service's events (and the reconciler) report is applied to
@@ -22,7 +22,8 @@ function logger(container: MedusaContainer): Logger {
  * A Medusa order was canceled. Medusa cancels at the provider only payments without captures and
  * refunds the captured ones, which leaves the uncaptured remainder of a partly captured payment
  * reserved: it is released here. A payment without captures whose cancel failed (Medusa logs it and
- * cancels the order anyway) is canceled again (see canceled-orders.ts; the reconcile job repeats it). A session still waiting for the service (202) is marked, so its
+ * cancels the order anyway) is canceled again, and money the service captured without Medusa's
+ * records showing it is refunded (see canceled-orders.ts; the reconcile job repeats what fails). A session still waiting for the service (202) is marked, so its
  * late success is voided when it arrives instead of becoming a payment of a canceled order.
  */
 export async function followCanceledOrder(container: MedusaContainer, orderId: string): Promise<void> {
@@ -70,13 +71,12 @@ export async function followCanceledOrder(container: MedusaContainer, orderId: s
       }
     | undefined;
   for (const collection of order?.payment_collections ?? []) {
-    for (const entry of collection?.payments ?? []) {
-      if (!entry || !isPurchaseAuthProviderId(entry.provider_id) || entry.canceled_at) continue;
-      await releaseCanceledOrderPayment(container, `order ${orderId}`, {
-        ...entry,
-        captured: (entry.captures ?? []).length > 0,
-      });
-    }
+    const live = (collection?.payments ?? []).filter(
+      (entry) => entry && isPurchaseAuthProviderId(entry.provider_id) && !entry.canceled_at,
+    );
+    // Marked first: should a release fail now, the reconcile job finds the payment and repeats it.
+    for (const entry of live) await markOrderCanceled(payment, entry!.id);
+    for (const entry of live) await releaseCanceledOrderPayment(container, `order ${orderId}`, entry!.id);
     for (const session of collection?.payment_sessions ?? []) {
       if (!session || !isPurchaseAuthProviderId(session.provider_id)) continue;
       const current = readData(session.data ?? undefined);
