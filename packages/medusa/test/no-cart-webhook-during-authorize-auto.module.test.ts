@@ -16,5 +16,5 @@ syncProviderTests(
       expect(paid.captured_at).not.toBeNull();
     });
   },
-  { captureMode: "Auto" },
+  { extra: { captureMode: "Auto" } },
 );

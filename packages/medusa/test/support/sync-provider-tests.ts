@@ -18,6 +18,8 @@ export interface SyncProviderContext extends PaymentModuleContext {
   logLines: LogLine[];
   /** The payment provider id Medusa gives the one provider ("pp_purchase-auth_sync"). */
   providerId: string;
+  /** "pp_purchase-auth_sync-auto", registered with `withAuto` only. */
+  autoProviderId: string;
   /** The secret the sandbox signs webhooks with, for delivering them as the service would. */
   webhookSecret: string;
   sandbox: () => NonNullable<ReturnType<typeof moduleSandbox>["state"]["sandbox"]>;
@@ -49,15 +51,18 @@ export interface SyncProviderContext extends PaymentModuleContext {
 
 /**
  * One file's tests of the provider in synchronous mode without retries ("sync", Manual capture unless
- * `extraOptions` say otherwise), on a database of
- * its own, `purchase-auth-medusa-<slug>`, with a sandbox whose webhooks are signed with
+ * `options.extra` says otherwise), on a database of its own, `purchase-auth-medusa-<slug>`, with a sandbox whose webhooks are signed with
  * `whsec-<slug>`, and a logger that keeps every line.
  */
 export function syncProviderTests(
   slug: string,
   tests: (context: SyncProviderContext) => void,
-  /** More provider options (e.g. `captureMode: "Auto"`). */
-  extraOptions: Record<string, unknown> = {},
+  options: {
+    /** More options of the "sync" provider (e.g. `captureMode: "Auto"`). */
+    extra?: Record<string, unknown>;
+    /** Also register "sync-auto" (`pp_purchase-auth_sync-auto`): the same, with captureMode Auto. */
+    withAuto?: boolean;
+  } = {},
 ): void {
   const dbName = `purchase-auth-medusa-${slug}`;
   const webhookSecret = `whsec-${slug}`;
@@ -71,7 +76,16 @@ export function syncProviderTests(
       dbName,
       logger,
       providers: [
-        suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0, ...extraOptions }),
+        suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0, ...options.extra }),
+        ...(options.withAuto
+          ? [
+              suite.providerConfig("sync-auto", {
+                attemptSchedule: "synchronous",
+                maxRetries: 0,
+                captureMode: "Auto",
+              }),
+            ]
+          : []),
       ],
     },
     ({ payment, medusaApp }) => {
@@ -85,6 +99,7 @@ export function syncProviderTests(
         logger,
         logLines,
         providerId,
+        autoProviderId: "pp_purchase-auth_sync-auto",
         webhookSecret,
         sandbox,
         serviceOrder: (orderId) =>
