@@ -86,8 +86,10 @@ export async function releaseCanceledOrderPayment(
 const CANCELED_PAGE_SIZE = 100;
 
 /**
- * The reconcile job's part: this provider's live payments of canceled orders (marked by the
- * subscriber, or of a payment collection Medusa's order cancel marked canceled) that may still hold
+ * The reconcile job's part: this provider's live payments of canceled orders (they or their session
+ * marked by the subscriber, or of a payment collection Medusa's order cancel marked canceled: a
+ * success authorized just after the subscriber looked records a payment of a marked session) that
+ * may still hold
  * money: their service order's last known status NotActivated or PartActivated (or never read), or
  * more captured than refunded in Medusa. Each is released; a failure is logged and left for the
  * next run. Returns the ids released.
@@ -98,7 +100,9 @@ export async function releaseCanceledOrderPayments(container: MedusaContainer): 
     `select p.id, p.payment_collection_id from payment p
      join payment_collection pc on pc.id = p.payment_collection_id
      where p.deleted_at is null and p.canceled_at is null and p.provider_id like ?
-       and (pc.status = 'canceled' or p.data->>'medusa_canceled_at' is not null)
+       and (pc.status = 'canceled' or p.data->>'medusa_canceled_at' is not null
+            or exists (select 1 from payment_session s where s.id = p.payment_session_id
+                       and s.data->>'medusa_canceled_at' is not null))
        and (coalesce(p.data->>'service_status', 'NotActivated') in ('NotActivated', 'PartActivated')
             or coalesce((select sum(c.amount) from capture c where c.payment_id = p.id and c.deleted_at is null), 0)
                > coalesce((select sum(r.amount) from refund r where r.payment_id = p.id and r.deleted_at is null), 0))

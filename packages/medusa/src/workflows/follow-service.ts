@@ -6,6 +6,7 @@ import { describeReason } from "../providers/purchase-auth/errors";
 import { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-ids";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData, writeData } from "../providers/purchase-auth/session-data";
+import { type Knex, markSessionOrderCanceled } from "../providers/purchase-auth/session-sql";
 import { readAccountHolderData, withTokenStatus } from "../providers/purchase-auth/stored-tokens";
 import { markOrderCanceled, releaseCanceledOrderPayment } from "./canceled-orders";
 import { accountHoldersWithToken, paymentsOfServiceOrder } from "./lookups";
@@ -70,24 +71,33 @@ export async function followCanceledOrder(container: MedusaContainer, orderId: s
         } | null>;
       }
     | undefined;
+  const knex = container.resolve(ContainerRegistrationKeys.PG_CONNECTION) as unknown as Knex;
   for (const collection of order?.payment_collections ?? []) {
-    const live = (collection?.payments ?? []).filter(
-      (entry) => entry && isPurchaseAuthProviderId(entry.provider_id) && !entry.canceled_at,
+    const sessions = (collection?.payment_sessions ?? []).filter(
+      (session) => session && isPurchaseAuthProviderId(session.provider_id),
     );
-    // Marked first: should a release fail now, the reconcile job finds the payment and repeats it.
-    for (const entry of live) await markOrderCanceled(payment, entry!.id);
-    for (const entry of live) await releaseCanceledOrderPayment(container, `order ${orderId}`, entry!.id);
-    for (const session of collection?.payment_sessions ?? []) {
-      if (!session || !isPurchaseAuthProviderId(session.provider_id)) continue;
-      const current = readData(session.data ?? undefined);
-      if (current.state !== "pending_authorization" || current.medusa_canceled_at) continue;
-      await payment.updatePaymentSession({
-        id: session.id,
-        amount: (session.raw_amount ?? session.amount) as number,
-        currency_code: session.currency_code,
-        data: writeData({ ...current, medusa_canceled_at: new Date().toISOString() }),
-      });
+    // Sessions first: one still waiting for the service (202) is marked, so its late success is
+    // voided. One statement merges the mark: a success merged since the query read the session stays.
+    for (const session of sessions) {
+      const current = readData(session!.data ?? undefined);
+      if (current.state === "pending_authorization" && !current.medusa_canceled_at)
+        await markSessionOrderCanceled(knex, session!.id);
     }
+    // Then the payments, read again: a success Medusa authorized since the query may have recorded
+    // one. Each is marked first (should its release fail now, the reconcile job repeats it).
+    const ids = new Set((collection?.payments ?? []).flatMap((entry) => (entry ? [entry.id] : [])));
+    const sessionIds = sessions.map((session) => session!.id);
+    const fresh = [
+      ...(ids.size > 0 ? await payment.listPayments({ id: [...ids] }) : []),
+      ...(sessionIds.length > 0 ? await payment.listPayments({ payment_session_id: sessionIds }) : []),
+    ];
+    const live = new Map(
+      fresh
+        .filter((entry) => isPurchaseAuthProviderId(entry.provider_id) && !entry.canceled_at)
+        .map((entry) => [entry.id, entry]),
+    );
+    for (const id of live.keys()) await markOrderCanceled(payment, id);
+    for (const id of live.keys()) await releaseCanceledOrderPayment(container, `order ${orderId}`, id);
   }
 }
 

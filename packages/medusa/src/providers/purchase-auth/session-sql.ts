@@ -212,6 +212,26 @@ export async function paidOtherwise(knex: Knex, sessionId: string): Promise<bool
 }
 
 /**
+ * Marks session `sessionId` as belonging to a canceled Medusa order (`medusa_canceled_at` merged into
+ * its data, in one statement): nothing else is written, so whatever a webhook merged meanwhile (a
+ * success: state authorized, its order id) stays. True when marked now.
+ */
+export async function markSessionOrderCanceled(
+  knex: Knex,
+  sessionId: string,
+  at = new Date(),
+): Promise<boolean> {
+  const { rows } = await knex.raw(
+    `update payment_session
+     set data = data || jsonb_build_object('medusa_canceled_at', ?::text), updated_at = now()
+     where id = ? and deleted_at is null and data->>'medusa_canceled_at' is null
+     returning id`,
+    [at.toISOString(), sessionId],
+  );
+  return rows.length > 0;
+}
+
+/**
  * The live payment (not canceled, not deleted) Medusa recorded for session `sessionId`, if any, with
  * the service's order id its data names. One session has at most one live payment (the payment
  * module's unique index).
