@@ -4,8 +4,9 @@ import { formatCents } from "@purchase-auth/core";
 import { sumExact, toCentsRounded } from "../providers/purchase-auth/amounts";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData, writeData } from "../providers/purchase-auth/session-data";
-import { followServiceOrder } from "./follow-service";
+import { followServicePayment } from "./follow-service";
 import { knexOf } from "./lookups";
+import { withPaymentLock } from "./payment-lock";
 
 // A canceled Medusa order must leave nothing with the service. Medusa's cancelOrderWorkflow refunds
 // what its records show captured and cancels the payments without captures, but its
@@ -43,11 +44,26 @@ export async function releaseCanceledOrderPayment(
   orderLabel: string,
   paymentId: string,
 ): Promise<void> {
+  // One at a time per payment, in every process (payment-lock.ts): the subscriber and the job (or a
+  // webhook's follow) would otherwise both capture the difference they read, or refund it twice.
+  await withPaymentLock(container, paymentId, () => releaseLocked(container, orderLabel, paymentId));
+}
+
+async function releaseLocked(
+  container: MedusaContainer,
+  orderLabel: string,
+  paymentId: string,
+): Promise<void> {
   const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
-  const before = await payment.retrievePayment(paymentId, { select: ["id", "data"] });
-  const serviceOrderId = readData(before.data ?? undefined).order_id;
-  if (serviceOrderId) await followServiceOrder(container, serviceOrderId);
+  // Read under the lock: what an earlier holder recorded is seen.
+  const before = await payment.retrievePayment(paymentId, { select: ["id", "provider_id", "data"] });
+  if (readData(before.data ?? undefined).order_id)
+    await followServicePayment(container, {
+      id: paymentId,
+      provider_id: before.provider_id,
+      data: before.data ?? null,
+    });
   const stored = await payment.retrievePayment(paymentId, {
     select: ["id", "provider_id", "data", "canceled_at"],
     relations: ["captures", "refunds"],

@@ -10,6 +10,7 @@ import { type Knex, markSessionOrderCanceled } from "../providers/purchase-auth/
 import { readAccountHolderData, withTokenStatus } from "../providers/purchase-auth/stored-tokens";
 import { markOrderCanceled, releaseCanceledOrderPayment } from "./canceled-orders";
 import { accountHoldersWithToken, paymentsOfServiceOrder } from "./lookups";
+import { withPaymentLock } from "./payment-lock";
 
 // Medusa follows the service: what the service's events (and the reconciler) report is applied to
 // Medusa's payments, sessions, orders and stored tokens. The service is the source of truth; these
@@ -160,52 +161,64 @@ export async function followFailedAuthorization(
  * data gets the service's amounts and status.
  */
 export async function followServiceOrder(container: MedusaContainer, serviceOrderId: string): Promise<void> {
-  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
   for (const row of await paymentsOfServiceOrder(container, serviceOrderId)) {
-    const provider = purchaseAuthProvider(container, row.provider_id);
-    const order = await provider.serviceOrder(row.data);
-    if (!order) continue;
-    const stored = await payment.retrievePayment(row.id, {
-      select: ["id", "amount", "raw_amount", "canceled_at", "captured_at", "data"],
-      relations: ["captures", "refunds"],
-    });
-    const recordedCaptured = toCentsRounded(
-      sumExact((stored.captures ?? []).map((c) => c.raw_amount ?? c.amount)),
-    );
-    const recordedRefunded = toCentsRounded(
-      sumExact((stored.refunds ?? []).map((r) => r.raw_amount ?? r.amount)),
-    );
-    const serviceCaptured = toCents(order.capturedAmount);
-    const serviceRefunded = toCents(order.refundedAmount);
-    if (!stored.canceled_at && serviceCaptured > recordedCaptured) {
-      await payment.capturePayment({
-        payment_id: row.id,
-        amount: formatCents(serviceCaptured - recordedCaptured),
-      });
-    }
-    if (serviceRefunded > recordedRefunded) {
-      // The refund's key and target derive from the refunded total in the data: Medusa's own figure.
-      await updatePaymentData(
-        payment,
-        row.id,
-        writeData({ ...readData(stored.data ?? undefined), refunded_amount: formatCents(recordedRefunded) }),
-      );
-      await payment.refundPayment({
-        payment_id: row.id,
-        amount: formatCents(serviceRefunded - recordedRefunded),
-      });
-    }
-    if (
-      !stored.canceled_at &&
-      serviceCaptured === 0n &&
-      (order.status === "Cancelled" || order.status === "Expired") &&
-      recordedCaptured === 0n
-    ) {
-      await payment.cancelPayment(row.id);
-    }
-    const latest = await payment.retrievePayment(row.id, { select: ["id", "data"] });
-    await updatePaymentData(payment, row.id, writeData(await provider.refreshedData(latest.data)));
+    await withPaymentLock(container, row.id, () => followServicePayment(container, row));
   }
+}
+
+/**
+ * followServiceOrder for one payment. The caller holds its lock (withPaymentLock): Medusa's records
+ * are read here, after it was taken, so a capture or refund recorded by whoever held it before is
+ * seen and not sent again.
+ */
+export async function followServicePayment(
+  container: MedusaContainer,
+  row: { id: string; provider_id: string; data: Record<string, unknown> | null },
+): Promise<void> {
+  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
+  const provider = purchaseAuthProvider(container, row.provider_id);
+  const order = await provider.serviceOrder(row.data);
+  if (!order) return;
+  const stored = await payment.retrievePayment(row.id, {
+    select: ["id", "amount", "raw_amount", "canceled_at", "captured_at", "data"],
+    relations: ["captures", "refunds"],
+  });
+  const recordedCaptured = toCentsRounded(
+    sumExact((stored.captures ?? []).map((c) => c.raw_amount ?? c.amount)),
+  );
+  const recordedRefunded = toCentsRounded(
+    sumExact((stored.refunds ?? []).map((r) => r.raw_amount ?? r.amount)),
+  );
+  const serviceCaptured = toCents(order.capturedAmount);
+  const serviceRefunded = toCents(order.refundedAmount);
+  if (!stored.canceled_at && serviceCaptured > recordedCaptured) {
+    await payment.capturePayment({
+      payment_id: row.id,
+      amount: formatCents(serviceCaptured - recordedCaptured),
+    });
+  }
+  if (serviceRefunded > recordedRefunded) {
+    // The refund's key and target derive from the refunded total in the data: Medusa's own figure.
+    await updatePaymentData(
+      payment,
+      row.id,
+      writeData({ ...readData(stored.data ?? undefined), refunded_amount: formatCents(recordedRefunded) }),
+    );
+    await payment.refundPayment({
+      payment_id: row.id,
+      amount: formatCents(serviceRefunded - recordedRefunded),
+    });
+  }
+  if (
+    !stored.canceled_at &&
+    serviceCaptured === 0n &&
+    (order.status === "Cancelled" || order.status === "Expired") &&
+    recordedCaptured === 0n
+  ) {
+    await payment.cancelPayment(row.id);
+  }
+  const latest = await payment.retrievePayment(row.id, { select: ["id", "data"] });
+  await updatePaymentData(payment, row.id, writeData(await provider.refreshedData(latest.data)));
 }
 
 /** A token's status changed at the service: every stored copy is flagged (never picked by default). */
