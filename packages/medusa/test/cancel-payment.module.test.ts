@@ -1,7 +1,8 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys, PaymentCollectionStatus } from "@medusajs/framework/utils";
+import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { expect, it } from "vitest";
 import purchaseAuthOrderCanceled from "../src/subscribers/purchase-auth-order-canceled";
+import { cancelMedusaOrder } from "./support/canceled-order";
 import { orderLinkTable } from "./support/reconcile-job";
 import { syncProviderTests } from "./support/sync-provider-tests";
 
@@ -62,9 +63,7 @@ syncProviderTests("cancel-payment", (t) => {
     } finally {
       t.sandbox().clearFaults();
     }
-    await payment.updatePaymentCollections(order.session.payment_collection_id, {
-      status: PaymentCollectionStatus.CANCELED,
-    });
+    await cancelMedusaOrder(payment, t.medusaApp, order.session.payment_collection_id);
     expect(await canceledAt(order.paymentId)).toBeNull();
     expect(t.serviceOrder(order.orderId)?.status).toBe("NotActivated");
     return order;
@@ -122,9 +121,7 @@ syncProviderTests("cancel-payment", (t) => {
     // Medusa's order cancel: no captures in its records, so it cancels the payment (refused: the
     // service captured) and cancels the order anyway.
     await expect(payment.cancelPayment(paymentId)).rejects.toThrow(/refund it instead/);
-    await payment.updatePaymentCollections(session.payment_collection_id, {
-      status: PaymentCollectionStatus.CANCELED,
-    });
+    await cancelMedusaOrder(payment, t.medusaApp, session.payment_collection_id);
     await orderCanceledSubscriber(session, paymentId);
     expect(t.serviceOrder(orderId)).toMatchObject({ status: "Returned", refundedAmount: "34.00" });
     const paid = await payment.retrievePayment(paymentId, { relations: ["captures", "refunds"] });

@@ -13,8 +13,8 @@ import { withPaymentLock } from "./payment-lock";
 // cancelPaymentStep only logs a failure and goes on, and a capture whose answer was lost is not in
 // its records: the order ends canceled while the service still holds an authorization or captured
 // money. The order-canceled subscriber marks the order's payments (`medusa_canceled_at` in their
-// data) and releases them; the reconcile job repeats it for marked payments (and payments of
-// canceled collections) that may still hold money.
+// data, shown to the merchant) and releases them; the reconcile job repeats it for every payment of
+// a canceled order that may still hold money.
 
 /**
  * Marks payment `paymentId` as belonging to a canceled Medusa order (kept in its data, which the
@@ -102,23 +102,25 @@ async function releaseLocked(
 const CANCELED_PAGE_SIZE = 100;
 
 /**
- * The reconcile job's part: this provider's live payments of canceled orders (they or their session
- * marked by the subscriber, or of a payment collection Medusa's order cancel marked canceled: a
- * success authorized just after the subscriber looked records a payment of a marked session) that
- * may still hold
- * money: their service order's last known status NotActivated or PartActivated (or never read), or
- * more captured than refunded in Medusa. Each is released; a failure is logged and left for the
- * next run. Returns the ids released.
+ * The reconcile job's part: this provider's payments of canceled Medusa orders (the order's status
+ * `canceled` in Medusa's order table, found through the order–payment-collection link) that may
+ * still hold money: live (not canceled in Medusa) with their service order's last known status
+ * NotActivated or PartActivated (or never read), or more captured than refunded in Medusa. The
+ * order decides, not the payment collection: Medusa rewrites a collection's status on every
+ * capture, refund and authorization (a canceled order's collection may read `completed` once the
+ * job recorded a capture Medusa missed), a success authorized after the subscriber looked leaves
+ * nothing marked, and cancelPaymentCollectionWorkflow cancels a collection whose order lives on.
+ * Each is released; a failure is logged and left for the next run. Returns the ids released.
  */
 export async function releaseCanceledOrderPayments(container: MedusaContainer): Promise<string[]> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
   const { rows } = await knexOf(container).raw(
-    `select p.id, p.payment_collection_id from payment p
-     join payment_collection pc on pc.id = p.payment_collection_id
+    `select p.id, o.id as order_id from payment p
+     join order_payment_collection opc on opc.payment_collection_id = p.payment_collection_id
+       and opc.deleted_at is null
+     join "order" o on o.id = opc.order_id and o.deleted_at is null
      where p.deleted_at is null and p.canceled_at is null and p.provider_id like ?
-       and (pc.status = 'canceled' or p.data->>'medusa_canceled_at' is not null
-            or exists (select 1 from payment_session s where s.id = p.payment_session_id
-                       and s.data->>'medusa_canceled_at' is not null))
+       and (o.status = 'canceled' or o.canceled_at is not null)
        and (coalesce(p.data->>'service_status', 'NotActivated') in ('NotActivated', 'PartActivated')
             or coalesce((select sum(c.amount) from capture c where c.payment_id = p.id and c.deleted_at is null), 0)
                > coalesce((select sum(r.amount) from refund r where r.payment_id = p.id and r.deleted_at is null), 0))
@@ -126,13 +128,9 @@ export async function releaseCanceledOrderPayments(container: MedusaContainer): 
     ["pp_purchase-auth%", CANCELED_PAGE_SIZE],
   );
   const released: string[] = [];
-  for (const row of rows as unknown as Array<{ id: string; payment_collection_id: string }>) {
+  for (const row of rows as unknown as Array<{ id: string; order_id: string }>) {
     try {
-      await releaseCanceledOrderPayment(
-        container,
-        `the order of payment collection ${row.payment_collection_id}`,
-        row.id,
-      );
+      await releaseCanceledOrderPayment(container, `order ${row.order_id}`, row.id);
       released.push(row.id);
     } catch (error) {
       logger.warn(

@@ -1,9 +1,10 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys, PaymentCollectionStatus } from "@medusajs/framework/utils";
+import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { formatCents } from "@purchase-auth/core";
 import { sumExact, toCentsRounded } from "../../src/providers/purchase-auth/amounts";
 import purchaseAuthCustomerDeleted from "../../src/subscribers/purchase-auth-customer-deleted";
 import purchaseAuthOrderCanceled from "../../src/subscribers/purchase-auth-order-canceled";
+import { cancelMedusaOrder } from "./canceled-order";
 import { tally, type World } from "./convergence-world";
 
 // The convergence property's steps that Medusa's order and customer workflows take (the payment
@@ -81,10 +82,8 @@ async function cancelOrderOf(
     tally.orderCancelsRefused++;
     return;
   }
-  // updatePaymentCollectionStep: the order's payment collections are canceled with it.
-  await world.payment.updatePaymentCollections(session.payment_collection_id, {
-    status: PaymentCollectionStatus.CANCELED,
-  });
+  // updatePaymentCollectionStep: the order's payment collections are canceled with it, and the order.
+  await cancelMedusaOrder(world.payment, world.ctx.medusaApp, session.payment_collection_id);
   world.canceledOrders.add(sessionId);
   tally.orderCancels++;
   await purchaseAuthOrderCanceled({
