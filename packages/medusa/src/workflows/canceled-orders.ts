@@ -17,17 +17,24 @@ import { withPaymentLock } from "./payment-lock";
 // a canceled order that may still hold money.
 
 /**
- * Marks payment `paymentId` as belonging to a canceled Medusa order (kept in its data, which the
- * job reads), unless marked already.
+ * Marks payment `paymentId` as belonging to a canceled Medusa order (`medusa_canceled_at` in its
+ * data, shown to the merchant), unless marked already. One statement merges the mark into the row:
+ * the payment module's update writes the whole data, so a read-modify-write would move a concurrent
+ * writer's figures back (a stale, lower `refunded_amount` makes a later refund count as done
+ * without sending it).
  */
-export async function markOrderCanceled(payment: IPaymentModuleService, paymentId: string): Promise<void> {
-  const stored = await payment.retrievePayment(paymentId, { select: ["id", "data"] });
-  const data = readData(stored.data ?? undefined);
-  if (data.medusa_canceled_at) return;
-  await payment.updatePayment({
-    id: paymentId,
-    data: writeData({ ...data, medusa_canceled_at: new Date().toISOString() }),
-  } as Parameters<IPaymentModuleService["updatePayment"]>[0]);
+export async function markOrderCanceled(
+  container: MedusaContainer,
+  paymentId: string,
+  at = new Date(),
+): Promise<void> {
+  await knexOf(container).raw(
+    `update payment
+     set data = coalesce(data, '{}'::jsonb) || jsonb_build_object('medusa_canceled_at', ?::text),
+         updated_at = now()
+     where id = ? and deleted_at is null and (data is null or data->>'medusa_canceled_at' is null)`,
+    [at.toISOString(), paymentId],
+  );
 }
 
 /**

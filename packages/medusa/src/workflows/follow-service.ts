@@ -97,7 +97,7 @@ export async function followCanceledOrder(container: MedusaContainer, orderId: s
         .filter((entry) => isPurchaseAuthProviderId(entry.provider_id) && !entry.canceled_at)
         .map((entry) => [entry.id, entry]),
     );
-    for (const id of live.keys()) await markOrderCanceled(payment, id);
+    for (const id of live.keys()) await markOrderCanceled(container, id);
     for (const id of live.keys()) await releaseCanceledOrderPayment(container, `order ${orderId}`, id);
   }
 }
