@@ -117,9 +117,16 @@ const CANCELED_PAGE_SIZE = 100;
  * capture, refund and authorization (a canceled order's collection may read `completed` once the
  * job recorded a capture Medusa missed), a success authorized after the subscriber looked leaves
  * nothing marked, and cancelPaymentCollectionWorkflow cancels a collection whose order lives on.
- * Each is released; a failure is logged and left for the next run. Returns the ids released.
+ * Each is released; a failure is logged and left for the next run. The least recently tried come
+ * first (each attempt stamps `release_tried_at` on the payment's row): payments that fail every run,
+ * however many, go behind the others, so every candidate is reached within a few runs. Returns the
+ * ids released.
  */
-export async function releaseCanceledOrderPayments(container: MedusaContainer): Promise<string[]> {
+export async function releaseCanceledOrderPayments(
+  container: MedusaContainer,
+  /** @internal How many payments one run tries. */
+  pageSize = CANCELED_PAGE_SIZE,
+): Promise<string[]> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
   const { rows } = await knexOf(container).raw(
     `select p.id, o.id as order_id from payment p
@@ -131,8 +138,8 @@ export async function releaseCanceledOrderPayments(container: MedusaContainer): 
        and (coalesce(p.data->>'service_status', 'NotActivated') in ('NotActivated', 'PartActivated')
             or coalesce((select sum(c.amount) from capture c where c.payment_id = p.id and c.deleted_at is null), 0)
                > coalesce((select sum(r.amount) from refund r where r.payment_id = p.id and r.deleted_at is null), 0))
-     order by p.id limit ?`,
-    ["pp_purchase-auth%", CANCELED_PAGE_SIZE],
+     order by p.data->>'release_tried_at' asc nulls first, p.id limit ?`,
+    ["pp_purchase-auth%", pageSize],
   );
   const released: string[] = [];
   for (const row of rows as unknown as Array<{ id: string; order_id: string }>) {
@@ -143,7 +150,21 @@ export async function releaseCanceledOrderPayments(container: MedusaContainer): 
       logger.warn(
         `purchase-auth: payment ${row.id} of a canceled order may still hold money at the service and releasing it failed (${(error as Error).message}); the next run tries again`,
       );
+    } finally {
+      await stampReleaseTried(container, row.id).catch(() => undefined);
     }
   }
   return released;
+}
+
+/**
+ * Records on payment `paymentId`'s row that the job just tried to release it (one merge; a whole-data
+ * write of the payment module may drop it again, which only puts the payment first once more).
+ */
+async function stampReleaseTried(container: MedusaContainer, paymentId: string): Promise<void> {
+  await knexOf(container).raw(
+    `update payment set data = coalesce(data, '{}'::jsonb) || jsonb_build_object('release_tried_at', ?::text)
+     where id = ? and deleted_at is null`,
+    [new Date().toISOString(), paymentId],
+  );
 }

@@ -69,7 +69,7 @@ export async function reconcileUnknownOutcomes(
   }
   report.flagged.push(...(await flagOverdueOutcomes(container, now, pageSize)));
   // Payments of canceled orders that Medusa's order cancel left holding money at the service.
-  await releaseCanceledOrderPayments(container);
+  await releaseCanceledOrderPayments(container, pageSize);
   return report;
 }
 
