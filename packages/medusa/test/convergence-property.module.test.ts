@@ -28,7 +28,12 @@ import { syncProviderTests } from "./support/sync-provider-tests";
 
 /** Scenarios per run of the suite; raise it (PROPERTY_RUNS=200) to hunt longer. */
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 30);
-const SEED = process.env.PROPERTY_SEED ?? "20261126";
+/**
+ * The fixed seed: its scenarios take every kind of step (payment and order cancels, a canceled
+ * order's collection rewritten, capture retries, customer deletions), asserted at the end.
+ */
+const DEFAULT_SEED = "3";
+const SEED = process.env.PROPERTY_SEED ?? DEFAULT_SEED;
 /** The seed used: PROPERTY_SEED=random draws one, printed so a failure (or a pass) can be replayed. */
 const SEED_USED = SEED === "random" ? Math.floor(Math.random() * 2 ** 31) : Number(SEED);
 
@@ -280,6 +285,14 @@ syncProviderTests(
       console.log(`medusa convergence property (seed ${SEED_USED}): ${JSON.stringify(tally)}`);
       expect(tally.scenarios).toBeGreaterThanOrEqual(RUNS);
       expect(tally.authorizedAtService).toBeGreaterThan(0);
+      // The fixed seed's scenarios take every kind of step (another seed may draw fewer).
+      if (process.env.PROPERTY_SEED === undefined) {
+        expect(tally.paymentCancels).toBeGreaterThan(0);
+        expect(tally.orderCancels).toBeGreaterThan(0);
+        expect(tally.canceledCollectionsRewritten).toBeGreaterThan(0);
+        expect(tally.captureRetries).toBeGreaterThan(0);
+        expect(tally.customersDeleted).toBeGreaterThan(0);
+      }
     }, 600_000);
   },
   { withAuto: true },

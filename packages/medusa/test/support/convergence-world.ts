@@ -56,6 +56,7 @@ const COUNTED = [
   "paymentCancels",
   "orderCancels",
   "orderCancelsRefused",
+  "canceledCollectionsRewritten",
   "customersDeleted",
   "moneyStepsRefused",
   "deletes",
