@@ -8,30 +8,42 @@ import { syncProviderTests } from "./support/sync-provider-tests";
 
 // Whatever faults hit the service's answers, however the webhooks arrive and whenever the reconcile
 // job runs, Medusa's records end where the service's money is. Generated scenarios of 2-3 payment
-// sessions (synchronous provider, manual capture): checkouts (some racing another or the job) with faults on the
-// authorization, webhooks delivered in order, twice, backwards or not at all, job runs with faults on
-// the releases, captures and refunds (some faulted), deleted sessions, virtual time. Then a settle
-// (faults off, every event never delivered delivered, the job run with time moving past its
-// thresholds) and a comparison of Medusa's records with the sandbox's, session by session: the
-// service's authorization carries the session id as its actionReference (authorization.ts).
+// sessions (synchronous providers, manual capture or, for about a third, Auto): checkouts (some
+// racing another or the job) with faults on the authorization, webhooks delivered in order, twice,
+// backwards or not at all, job runs with faults on the releases, captures (some retried once after
+// failing, same amount) and refunds (some faulted), deleted sessions, Medusa canceling a payment,
+// canceling an order (cancelOrderWorkflow's refunds and payment cancels, then the order-canceled
+// subscriber), deleting a customer (the customer-deleted subscriber, tokens cancelled at the service
+// or not), virtual time. Then a settle (faults off, every event never delivered delivered, the job
+// run with time moving past its thresholds) and a comparison of Medusa's records with the sandbox's,
+// session by session: the service's authorization carries the session id as its actionReference
+// (authorization.ts).
 //
 // The steps are what Medusa 2.21 does, no more: a session is authorized only under its cart's lock
-// (cart completion and the webhook's payment workflow both take it), and only a session whose cart
-// did not complete (no payment) is deleted. No case of the README's "Known limitations" is excluded
-// from the checks: none of them arises from these steps (undelivered webhooks are delivered in the settle,
-// captures and refunds are never retried with another amount, authorized sessions are not deleted).
+// (cart completion and the webhook's payment workflow both take it), only a session whose cart
+// did not complete (no payment) is deleted, and a canceled order's payment is not captured. No case
+// of the README's "Known limitations" is excluded from the checks: none of them arises from these
+// steps (undelivered webhooks are delivered in the settle, captures and refunds are never retried
+// with another amount, authorized sessions are not deleted).
 
 /** Scenarios per run of the suite; raise it (PROPERTY_RUNS=200) to hunt longer. */
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 30);
-const SEED = process.env.PROPERTY_SEED ?? "20261126";
+/**
+ * The fixed seed: its scenarios take every kind of step (payment and order cancels, a canceled
+ * order's collection rewritten, capture retries, customer deletions), asserted at the end.
+ */
+const DEFAULT_SEED = "3";
+const SEED = process.env.PROPERTY_SEED ?? DEFAULT_SEED;
+/** The seed used: PROPERTY_SEED=random draws one, printed so a failure (or a pass) can be replayed. */
+const SEED_USED = SEED === "random" ? Math.floor(Math.random() * 2 ** 31) : Number(SEED);
 
 const SESSION = fc.nat(2);
 
 /** A fault on the next one or two requests of `method path`, or none (half of the time). */
-function faultOn(path: string, kinds: FaultSpec[]): fc.Arbitrary<FaultSpec | undefined> {
+function faultOn(path: string, kinds: FaultSpec[], method = "POST"): fc.Arbitrary<FaultSpec | undefined> {
   const fault = fc
     .tuple(fc.constantFrom(...kinds), fc.integer({ min: 1, max: 2 }))
-    .map(([kind, count]): FaultSpec => ({ ...kind, count, match: { method: "POST", path } }));
+    .map(([kind, count]): FaultSpec => ({ ...kind, count, match: { method, path } }));
   return fc.option(fault, { nil: undefined, freq: 2 });
 }
 
@@ -74,12 +86,13 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("job" as const), fault: orderWriteFault }) },
   {
-    weight: 3,
+    weight: 4,
     arbitrary: fc.record({
       kind: fc.constant("capture" as const),
       session: SESSION,
       part,
       fault: orderWriteFault,
+      retry: fc.boolean(),
     }),
   },
   {
@@ -98,6 +111,35 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant("advance" as const), minutes: fc.integer({ min: 1, max: 90 }) }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("cancel-payment" as const),
+      session: SESSION,
+      fault: orderWriteFault,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("cancel-order" as const),
+      session: SESSION,
+      fault: orderWriteFault,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("delete-customer" as const),
+      session: SESSION,
+      cancelAtService: fc.boolean(),
+      fault: faultOn(
+        "/purchase/customer-tokens",
+        [{ kind: "unavailable" }, { kind: "drop_after_commit" }],
+        "DELETE",
+      ),
+    }),
   },
 );
 
@@ -148,8 +190,12 @@ async function discrepancies(world: World): Promise<string[]> {
     if (flagged) tally.flaggedForReview++;
 
     // (2) What Medusa records as authorized or captured is held at the service, with its figures.
+    // A session's status stays authorized when Medusa cancels its payment (the order was canceled):
+    // the payment, when there is one, says whether Medusa counts it paid.
+    const anyPayment = (await payment.listPayments({ payment_session_id: id })).length > 0;
     const medusaSaysPaid =
-      live !== undefined || stored?.status === "authorized" || stored?.status === "captured";
+      live !== undefined ||
+      (!anyPayment && (stored?.status === "authorized" || stored?.status === "captured"));
     if (medusaSaysPaid) {
       tally.paidInMedusa++;
       if (order === undefined)
@@ -179,49 +225,75 @@ async function discrepancies(world: World): Promise<string[]> {
     // (4) Nothing left unknown without a person asked to look.
     if (stored !== undefined && data.state === "unknown" && !flagged)
       found.push(`${id}: left unknown without a review flag`);
+
+    // (5) A canceled Medusa order leaves nothing with the service: nothing held, what was taken given back.
+    if (world.canceledOrders.has(id) && holds && !flagged)
+      found.push(
+        `${id}: Medusa canceled its order, the service's order ${order.orderId} is ${order.status} (captured ${order.capturedAmount}, refunded ${order.refundedAmount})`,
+      );
   }
   return found;
 }
 
-syncProviderTests("convergence-property", (ctx) => {
-  it("Medusa's records converge to the service's money over generated fault sequences", async () => {
-    await orderLinkTable(ctx.medusaApp);
-    resetTally();
-    let nextAmount = 0;
-    const scenarios = fc.record({
-      sessions: fc.integer({ min: 2, max: 3 }),
-      steps: fc.array(stepArbitrary, { minLength: 4, maxLength: 14 }),
-    });
-    await fc.assert(
-      fc.asyncProperty(scenarios, async ({ sessions, steps }) => {
-        const world = new World(ctx);
-        // Amounts distinct across the run (so no two sessions' money can be mistaken for each other).
-        await world.open(
-          Array.from({ length: sessions }, () => {
-            nextAmount++;
-            return `${20 + nextAmount}.${String(nextAmount % 100).padStart(2, "0")}`;
-          }),
-        );
-        try {
-          tally.scenarios++;
-          tally.steps += steps.length;
-          for (const step of steps) await world.run(step);
-          await settle(world);
-          expect(await discrepancies(world)).toEqual([]);
-        } finally {
-          ctx.sandbox().clearFaults();
-        }
-      }),
-      {
-        numRuns: RUNS,
-        endOnFailure: true,
-        // A fixed seed unless told otherwise: CI checks the same scenarios every run, and a failure
-        // there replays. PROPERTY_SEED=random (with PROPERTY_RUNS) hunts new ones.
-        ...(SEED === "random" ? {} : { seed: Number(SEED), path: process.env.PROPERTY_PATH }),
-      },
-    );
-    console.log(`medusa convergence property: ${JSON.stringify(tally)}`);
-    expect(tally.scenarios).toBeGreaterThanOrEqual(RUNS);
-    expect(tally.authorizedAtService).toBeGreaterThan(0);
-  }, 600_000);
-});
+syncProviderTests(
+  "convergence-property",
+  (ctx) => {
+    it("Medusa's records converge to the service's money over generated fault sequences", async () => {
+      await orderLinkTable(ctx.medusaApp);
+      resetTally();
+      let nextAmount = 0;
+      const scenarios = fc.record({
+        sessions: fc.integer({ min: 2, max: 3 }),
+        // Which sessions are of the Auto capture provider (the service captures when it authorizes).
+        auto: fc.array(fc.constantFrom(false, false, true), { minLength: 3, maxLength: 3 }),
+        steps: fc.array(stepArbitrary, { minLength: 4, maxLength: 14 }),
+      });
+      await fc.assert(
+        fc.asyncProperty(scenarios, async ({ sessions, auto, steps }) => {
+          const world = new World(ctx);
+          // Amounts distinct across the run (so no two sessions' money can be mistaken for each other).
+          await world.open(
+            Array.from({ length: sessions }, () => {
+              nextAmount++;
+              return `${20 + nextAmount}.${String(nextAmount % 100).padStart(2, "0")}`;
+            }),
+            auto,
+          );
+          try {
+            tally.scenarios++;
+            tally.steps += steps.length;
+            for (const step of steps) await world.run(step);
+            await settle(world);
+            const found = await discrepancies(world);
+            // PROPERTY_DEBUG=1: the plugin's log lines so far, when a scenario fails.
+            if (found.length > 0 && process.env.PROPERTY_DEBUG)
+              console.log(ctx.logLines.map((l) => `${l.level} ${l.message}`).join("\n"));
+            expect(found).toEqual([]);
+          } finally {
+            ctx.sandbox().clearFaults();
+          }
+        }),
+        {
+          numRuns: RUNS,
+          endOnFailure: true,
+          // A fixed seed unless told otherwise: CI checks the same scenarios every run, and a failure
+          // there replays. PROPERTY_SEED=random (with PROPERTY_RUNS) hunts new ones.
+          seed: SEED_USED,
+          ...(process.env.PROPERTY_PATH ? { path: process.env.PROPERTY_PATH } : {}),
+        },
+      );
+      console.log(`medusa convergence property (seed ${SEED_USED}): ${JSON.stringify(tally)}`);
+      expect(tally.scenarios).toBeGreaterThanOrEqual(RUNS);
+      expect(tally.authorizedAtService).toBeGreaterThan(0);
+      // The fixed seed's scenarios take every kind of step (another seed may draw fewer).
+      if (process.env.PROPERTY_SEED === undefined) {
+        expect(tally.paymentCancels).toBeGreaterThan(0);
+        expect(tally.orderCancels).toBeGreaterThan(0);
+        expect(tally.canceledCollectionsRewritten).toBeGreaterThan(0);
+        expect(tally.captureRetries).toBeGreaterThan(0);
+        expect(tally.customersDeleted).toBeGreaterThan(0);
+      }
+    }, 600_000);
+  },
+  { withAuto: true },
+);

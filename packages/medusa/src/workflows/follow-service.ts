@@ -6,8 +6,11 @@ import { describeReason } from "../providers/purchase-auth/errors";
 import { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-ids";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData, writeData } from "../providers/purchase-auth/session-data";
+import { type Knex, markSessionOrderCanceled } from "../providers/purchase-auth/session-sql";
 import { readAccountHolderData, withTokenStatus } from "../providers/purchase-auth/stored-tokens";
+import { markOrderCanceled, releaseCanceledOrderPayment } from "./canceled-orders";
 import { accountHoldersWithToken, paymentsOfServiceOrder } from "./lookups";
+import { withPaymentLock } from "./payment-lock";
 
 // Medusa follows the service: what the service's events (and the reconciler) report is applied to
 // Medusa's payments, sessions, orders and stored tokens. The service is the source of truth; these
@@ -20,7 +23,9 @@ function logger(container: MedusaContainer): Logger {
 /**
  * A Medusa order was canceled. Medusa cancels at the provider only payments without captures and
  * refunds the captured ones, which leaves the uncaptured remainder of a partly captured payment
- * reserved: it is released here. A session still waiting for the service (202) is marked, so its
+ * reserved: it is released here. A payment without captures whose cancel failed (Medusa logs it and
+ * cancels the order anyway) is canceled again, and money the service captured without Medusa's
+ * records showing it is refunded (see canceled-orders.ts; the reconcile job repeats what fails). A session still waiting for the service (202) is marked, so its
  * late success is voided when it arrives instead of becoming a payment of a canceled order.
  */
 export async function followCanceledOrder(container: MedusaContainer, orderId: string): Promise<void> {
@@ -33,6 +38,7 @@ export async function followCanceledOrder(container: MedusaContainer, orderId: s
       "payment_collections.payments.id",
       "payment_collections.payments.provider_id",
       "payment_collections.payments.data",
+      "payment_collections.payments.canceled_at",
       "payment_collections.payments.captures.id",
       "payment_collections.payment_sessions.id",
       "payment_collections.payment_sessions.provider_id",
@@ -51,6 +57,7 @@ export async function followCanceledOrder(container: MedusaContainer, orderId: s
             id: string;
             provider_id: string;
             data: Record<string, unknown> | null;
+            canceled_at?: unknown;
             captures?: unknown[];
           } | null>;
           payment_sessions?: Array<{
@@ -65,30 +72,33 @@ export async function followCanceledOrder(container: MedusaContainer, orderId: s
         } | null>;
       }
     | undefined;
+  const knex = container.resolve(ContainerRegistrationKeys.PG_CONNECTION) as unknown as Knex;
   for (const collection of order?.payment_collections ?? []) {
-    for (const entry of collection?.payments ?? []) {
-      if (!entry || !isPurchaseAuthProviderId(entry.provider_id) || (entry.captures ?? []).length === 0)
-        continue;
-      const released = await purchaseAuthProvider(container, entry.provider_id).releaseRemainder(
-        entry.data,
-        entry.id,
-      );
-      await updatePaymentData(payment, entry.id, writeData(released));
-      logger(container).info(
-        `purchase-auth: order ${orderId} canceled: the uncaptured remainder of payment ${entry.id} was released at the service (${released.service_status}, released ${released.cancelled_amount})`,
-      );
+    const sessions = (collection?.payment_sessions ?? []).filter(
+      (session) => session && isPurchaseAuthProviderId(session.provider_id),
+    );
+    // Sessions first: one still waiting for the service (202) is marked, so its late success is
+    // voided. One statement merges the mark: a success merged since the query read the session stays.
+    for (const session of sessions) {
+      const current = readData(session!.data ?? undefined);
+      if (current.state === "pending_authorization" && !current.medusa_canceled_at)
+        await markSessionOrderCanceled(knex, session!.id);
     }
-    for (const session of collection?.payment_sessions ?? []) {
-      if (!session || !isPurchaseAuthProviderId(session.provider_id)) continue;
-      const current = readData(session.data ?? undefined);
-      if (current.state !== "pending_authorization" || current.medusa_canceled_at) continue;
-      await payment.updatePaymentSession({
-        id: session.id,
-        amount: (session.raw_amount ?? session.amount) as number,
-        currency_code: session.currency_code,
-        data: writeData({ ...current, medusa_canceled_at: new Date().toISOString() }),
-      });
-    }
+    // Then the payments, read again: a success Medusa authorized since the query may have recorded
+    // one. Each is marked first (should its release fail now, the reconcile job repeats it).
+    const ids = new Set((collection?.payments ?? []).flatMap((entry) => (entry ? [entry.id] : [])));
+    const sessionIds = sessions.map((session) => session!.id);
+    const fresh = [
+      ...(ids.size > 0 ? await payment.listPayments({ id: [...ids] }) : []),
+      ...(sessionIds.length > 0 ? await payment.listPayments({ payment_session_id: sessionIds }) : []),
+    ];
+    const live = new Map(
+      fresh
+        .filter((entry) => isPurchaseAuthProviderId(entry.provider_id) && !entry.canceled_at)
+        .map((entry) => [entry.id, entry]),
+    );
+    for (const id of live.keys()) await markOrderCanceled(container, id);
+    for (const id of live.keys()) await releaseCanceledOrderPayment(container, `order ${orderId}`, id);
   }
 }
 
@@ -151,52 +161,64 @@ export async function followFailedAuthorization(
  * data gets the service's amounts and status.
  */
 export async function followServiceOrder(container: MedusaContainer, serviceOrderId: string): Promise<void> {
-  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
   for (const row of await paymentsOfServiceOrder(container, serviceOrderId)) {
-    const provider = purchaseAuthProvider(container, row.provider_id);
-    const order = await provider.serviceOrder(row.data);
-    if (!order) continue;
-    const stored = await payment.retrievePayment(row.id, {
-      select: ["id", "amount", "raw_amount", "canceled_at", "captured_at", "data"],
-      relations: ["captures", "refunds"],
-    });
-    const recordedCaptured = toCentsRounded(
-      sumExact((stored.captures ?? []).map((c) => c.raw_amount ?? c.amount)),
-    );
-    const recordedRefunded = toCentsRounded(
-      sumExact((stored.refunds ?? []).map((r) => r.raw_amount ?? r.amount)),
-    );
-    const serviceCaptured = toCents(order.capturedAmount);
-    const serviceRefunded = toCents(order.refundedAmount);
-    if (!stored.canceled_at && serviceCaptured > recordedCaptured) {
-      await payment.capturePayment({
-        payment_id: row.id,
-        amount: formatCents(serviceCaptured - recordedCaptured),
-      });
-    }
-    if (serviceRefunded > recordedRefunded) {
-      // The refund's key and target derive from the refunded total in the data: Medusa's own figure.
-      await updatePaymentData(
-        payment,
-        row.id,
-        writeData({ ...readData(stored.data ?? undefined), refunded_amount: formatCents(recordedRefunded) }),
-      );
-      await payment.refundPayment({
-        payment_id: row.id,
-        amount: formatCents(serviceRefunded - recordedRefunded),
-      });
-    }
-    if (
-      !stored.canceled_at &&
-      serviceCaptured === 0n &&
-      (order.status === "Cancelled" || order.status === "Expired") &&
-      recordedCaptured === 0n
-    ) {
-      await payment.cancelPayment(row.id);
-    }
-    const latest = await payment.retrievePayment(row.id, { select: ["id", "data"] });
-    await updatePaymentData(payment, row.id, writeData(await provider.refreshedData(latest.data)));
+    await withPaymentLock(container, row.id, () => followServicePayment(container, row));
   }
+}
+
+/**
+ * followServiceOrder for one payment. The caller holds its lock (withPaymentLock): Medusa's records
+ * are read here, after it was taken, so a capture or refund recorded by whoever held it before is
+ * seen and not sent again.
+ */
+export async function followServicePayment(
+  container: MedusaContainer,
+  row: { id: string; provider_id: string; data: Record<string, unknown> | null },
+): Promise<void> {
+  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
+  const provider = purchaseAuthProvider(container, row.provider_id);
+  const order = await provider.serviceOrder(row.data);
+  if (!order) return;
+  const stored = await payment.retrievePayment(row.id, {
+    select: ["id", "amount", "raw_amount", "canceled_at", "captured_at", "data"],
+    relations: ["captures", "refunds"],
+  });
+  const recordedCaptured = toCentsRounded(
+    sumExact((stored.captures ?? []).map((c) => c.raw_amount ?? c.amount)),
+  );
+  const recordedRefunded = toCentsRounded(
+    sumExact((stored.refunds ?? []).map((r) => r.raw_amount ?? r.amount)),
+  );
+  const serviceCaptured = toCents(order.capturedAmount);
+  const serviceRefunded = toCents(order.refundedAmount);
+  if (!stored.canceled_at && serviceCaptured > recordedCaptured) {
+    await payment.capturePayment({
+      payment_id: row.id,
+      amount: formatCents(serviceCaptured - recordedCaptured),
+    });
+  }
+  if (serviceRefunded > recordedRefunded) {
+    // The refund's key and target derive from the refunded total in the data: Medusa's own figure.
+    await updatePaymentData(
+      payment,
+      row.id,
+      writeData({ ...readData(stored.data ?? undefined), refunded_amount: formatCents(recordedRefunded) }),
+    );
+    await payment.refundPayment({
+      payment_id: row.id,
+      amount: formatCents(serviceRefunded - recordedRefunded),
+    });
+  }
+  if (
+    !stored.canceled_at &&
+    serviceCaptured === 0n &&
+    (order.status === "Cancelled" || order.status === "Expired") &&
+    recordedCaptured === 0n
+  ) {
+    await payment.cancelPayment(row.id);
+  }
+  const latest = await payment.retrievePayment(row.id, { select: ["id", "data"] });
+  await updatePaymentData(payment, row.id, writeData(await provider.refreshedData(latest.data)));
 }
 
 /** A token's status changed at the service: every stored copy is flagged (never picked by default). */

@@ -1,6 +1,7 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { isReleasing, readData } from "../providers/purchase-auth/session-data";
+import { releaseCanceledOrderPayments } from "./canceled-orders";
 import { chargeStoredTokenWorkflow } from "./charge-stored-token";
 import { orderOfPaymentCollection, reconcilableSessionsInState, SESSION_PAGE_SIZE } from "./lookups";
 import { flagOverdueOutcomes } from "./outcome-overdue";
@@ -32,7 +33,8 @@ export interface ReconcileReport {
  * records as paid. A failure on one session is logged and the run goes on.
  *
  * Then it flags the sessions the service accepted (202) whose outcome is overdue: no webhook told it
- * the provider's `outcomeGraceMs` after the last scheduled attempt (see outcome-overdue.ts).
+ * the provider's `outcomeGraceMs` after the last scheduled attempt (see outcome-overdue.ts), and
+ * releases what live payments of canceled orders still hold at the service (canceled-orders.ts).
  */
 export async function reconcileUnknownOutcomes(
   container: MedusaContainer,
@@ -66,6 +68,8 @@ export async function reconcileUnknownOutcomes(
     }
   }
   report.flagged.push(...(await flagOverdueOutcomes(container, now, pageSize)));
+  // Payments of canceled orders that Medusa's order cancel left holding money at the service.
+  await releaseCanceledOrderPayments(container, pageSize);
   return report;
 }
 

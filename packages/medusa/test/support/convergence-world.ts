@@ -3,6 +3,7 @@ import { formatCents, type WebhookEvent } from "@purchase-auth/core";
 import type { FaultSpec } from "@purchase-auth/sandbox";
 import { sumExact, toCentsRounded } from "../../src/providers/purchase-auth/amounts";
 import { followServiceOrder } from "../../src/workflows/follow-service";
+import { cancelOrder, cancelPayment, deleteCustomer } from "./convergence-medusa";
 import { deliverWebhook } from "./lost-answer";
 import type { SyncProviderContext } from "./sync-provider-tests";
 
@@ -22,11 +23,18 @@ export type Step =
   | { kind: "webhooks"; session: number; delivery: Delivery }
   /** One run of the reconcile job; a fault on the service's order writes (its releases). */
   | { kind: "job"; fault?: FaultSpec }
-  | { kind: "capture"; session: number; part: "rest" | "half"; fault?: FaultSpec }
+  /** With `retry`, a capture that fails is sent again once, for the same amount. */
+  | { kind: "capture"; session: number; part: "rest" | "half"; fault?: FaultSpec; retry?: boolean }
   | { kind: "refund"; session: number; part: "rest" | "half"; fault?: FaultSpec }
   /** The storefront re-initiates payment: Medusa deletes the session (only before its cart completed). */
   | { kind: "delete"; session: number; fault?: FaultSpec }
-  | { kind: "advance"; minutes: number };
+  | { kind: "advance"; minutes: number }
+  /** Medusa cancels the session's payment (the admin, or an order cancel's cancelPaymentStep). */
+  | { kind: "cancel-payment"; session: number; fault?: FaultSpec }
+  /** Medusa cancels the order the session paid (cancelOrderWorkflow, then the order-canceled subscriber). */
+  | { kind: "cancel-order"; session: number; fault?: FaultSpec }
+  /** Medusa deletes the session's customer (the customer-deleted subscriber, tokens cancelled or not). */
+  | { kind: "delete-customer"; session: number; cancelAtService: boolean; fault?: FaultSpec };
 
 /**
  * What the scenarios did, counted in `tally` and printed at the end: proof the property was not
@@ -43,7 +51,13 @@ const COUNTED = [
   "webhooksDelivered",
   "jobRuns",
   "captures",
+  "captureRetries",
   "refunds",
+  "paymentCancels",
+  "orderCancels",
+  "orderCancelsRefused",
+  "canceledCollectionsRewritten",
+  "customersDeleted",
   "moneyStepsRefused",
   "deletes",
   "deletesRefused",
@@ -72,6 +86,11 @@ export interface RecordedPayment {
 export class World {
   readonly ctx: SyncProviderContext;
   readonly sessions: PaymentSessionDTO[] = [];
+  /** Each session's customer (by the session's index). */
+  readonly customers: string[] = [];
+  readonly deletedCustomers = new Set<string>();
+  /** Sessions whose Medusa order was canceled. */
+  readonly canceledOrders = new Set<string>();
   /** The sandbox's event ids delivered to Medusa so far. */
   readonly delivered = new Set<string>();
   /** Each session's cart lock: the tail of the authorizations queued on it. */
@@ -85,11 +104,16 @@ export class World {
     return this.ctx.payment;
   }
 
-  /** Opens the scenario's sessions, one amount each (distinct across the run). */
-  async open(amounts: string[]): Promise<void> {
-    for (const amount of amounts) {
-      const { session } = await this.ctx.suite.openSession(this.payment, this.ctx.providerId, amount);
+  /**
+   * Opens the scenario's sessions, one amount each (distinct across the run), of the Auto capture
+   * provider where `auto` says so.
+   */
+  async open(amounts: string[], auto: boolean[] = []): Promise<void> {
+    for (const [index, amount] of amounts.entries()) {
+      const provider = auto[index] ? this.ctx.autoProviderId : this.ctx.providerId;
+      const { session, customer } = await this.ctx.suite.openSession(this.payment, provider, amount);
       this.sessions.push(session);
+      this.customers.push(customer.id);
     }
   }
 
@@ -116,8 +140,15 @@ export class World {
       case "job":
         return this.#withFault(step.fault, () => this.runJob());
       case "capture":
+        return this.#withFault(step.fault, () => this.#move("capture", session!.id, step.part, step.retry));
       case "refund":
-        return this.#withFault(step.fault, () => this.#move(step.kind, session!.id, step.part));
+        return this.#withFault(step.fault, () => this.#move("refund", session!.id, step.part));
+      case "cancel-payment":
+        return this.#withFault(step.fault, () => cancelPayment(this, session!.id));
+      case "cancel-order":
+        return this.#withFault(step.fault, () => cancelOrder(this, session!.id));
+      case "delete-customer":
+        return this.#withFault(step.fault, () => deleteCustomer(this, step.session, step.cancelAtService));
       case "delete":
         return this.#withFault(step.fault, () => this.#delete(session!.id));
       case "advance":
@@ -194,11 +225,18 @@ export class World {
   }
 
   /** A merchant captures (or refunds) part or all of what is left, through the payment module. */
-  async #move(kind: "capture" | "refund", sessionId: string, part: "rest" | "half"): Promise<void> {
+  async #move(
+    kind: "capture" | "refund",
+    sessionId: string,
+    part: "rest" | "half",
+    retry = false,
+  ): Promise<void> {
     // The drawn session first, else another of the scenario's with something left to move.
     let recorded: RecordedPayment | undefined;
     let left = 0n;
     for (const id of [sessionId, ...this.sessions.map((s) => s.id).filter((id) => id !== sessionId)]) {
+      // A merchant does not capture for an order canceled in Medusa (refunds go on).
+      if (kind === "capture" && this.canceledOrders.has(id)) continue;
       recorded = await this.livePayment(id);
       if (recorded === undefined) continue;
       const total = toCentsRounded(recorded.payment.raw_amount ?? recorded.payment.amount);
@@ -207,13 +245,22 @@ export class World {
     }
     if (recorded === undefined || left <= 0n) return;
     const amount = part === "half" && left > 1n ? left / 2n : left;
+    const send = () =>
+      kind === "capture"
+        ? this.payment.capturePayment({ payment_id: recorded.payment.id, amount: formatCents(amount) })
+        : this.payment.refundPayment({ payment_id: recorded.payment.id, amount: formatCents(amount) });
     try {
-      if (kind === "capture")
-        await this.payment.capturePayment({ payment_id: recorded.payment.id, amount: formatCents(amount) });
-      else await this.payment.refundPayment({ payment_id: recorded.payment.id, amount: formatCents(amount) });
+      await send();
       tally[kind === "capture" ? "captures" : "refunds"]++;
     } catch {
       tally.moneyStepsRefused++;
+      if (!retry) return;
+      // The merchant captures again, the same amount (Medusa deleted the failed capture's record).
+      tally.captureRetries++;
+      await send().then(
+        () => tally.captures++,
+        () => tally.moneyStepsRefused++,
+      );
     }
   }
 
@@ -292,6 +339,14 @@ export class World {
     const action = await deliverWebhook(payment, providerKey, event, webhookSecret);
     const sessionId = (action.data as { session_id?: string } | undefined)?.session_id;
     if (action.action === "authorized" && sessionId) await this.#authorizeLocked(sessionId);
+    if (action.action === "captured" && sessionId) {
+      // processPaymentWorkflow's auto capture: a session without a payment is authorized first, then
+      // the payment is captured for the webhook's amount (nothing new once fully captured).
+      const [paid] = await this.payment.listPayments({ payment_session_id: sessionId });
+      const id = paid?.id ?? ((await this.#authorizeLocked(sessionId)) as { id?: string } | null)?.id;
+      const amount = (action.data as { amount?: string } | undefined)?.amount;
+      if (id) await this.payment.capturePayment({ payment_id: id, amount });
+    }
     if (event.type.startsWith("order.")) {
       await followServiceOrder(this.ctx.container(), (event.data as { orderId: string }).orderId);
     }

@@ -52,7 +52,7 @@ export function moduleSandbox(dbName: string, webhookSecret: string) {
       .customerToken;
   }
 
-  /** A logged-in customer with one stored token, and a payment session for `amount` EUR. */
+  /** A logged-in customer with one stored token, and a payment session for `amount` EUR (and the customer). */
   async function openSession(
     payment: IPaymentModuleService,
     providerId: string,
@@ -73,7 +73,7 @@ export function moduleSandbox(dbName: string, webhookSecret: string) {
       data: {},
       context: { customer, account_holder: holder },
     });
-    return { session, token };
+    return { session, token, customer };
   }
 
   return { state, providerConfig, start, newToken, openSession };

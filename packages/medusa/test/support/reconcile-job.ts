@@ -27,8 +27,9 @@ export function jobContainer(
 
 /**
  * Medusa's order–payment-collection link table, which the job reads to tell a merchant-initiated
- * charge from a checkout. The module runner makes only the payment module's tables: here it is
- * empty, every session is a checkout's.
+ * charge from a checkout, and the columns of Medusa's order table the job reads to find canceled
+ * orders. The module runner makes only the payment module's tables: here they are empty (every
+ * session is a checkout's) until a test adds an order (see canceled-order.ts).
  */
 export async function orderLinkTable(medusaApp: MedusaAppLike): Promise<void> {
   const pg = medusaApp.sharedContainer!.resolve(ContainerRegistrationKeys.PG_CONNECTION) as {
@@ -38,6 +39,11 @@ export async function orderLinkTable(medusaApp: MedusaAppLike): Promise<void> {
     `create table if not exists order_payment_collection (
        id text primary key, order_id text not null, payment_collection_id text not null,
        created_at timestamptz not null default now(), updated_at timestamptz not null default now(),
+       deleted_at timestamptz)`,
+  );
+  await pg.raw(
+    `create table if not exists "order" (
+       id text primary key, status text not null default 'pending', canceled_at timestamptz,
        deleted_at timestamptz)`,
   );
 }

@@ -18,6 +18,8 @@ export interface SyncProviderContext extends PaymentModuleContext {
   logLines: LogLine[];
   /** The payment provider id Medusa gives the one provider ("pp_purchase-auth_sync"). */
   providerId: string;
+  /** "pp_purchase-auth_sync-auto", registered with `withAuto` only. */
+  autoProviderId: string;
   /** The secret the sandbox signs webhooks with, for delivering them as the service would. */
   webhookSecret: string;
   sandbox: () => NonNullable<ReturnType<typeof moduleSandbox>["state"]["sandbox"]>;
@@ -35,7 +37,10 @@ export interface SyncProviderContext extends PaymentModuleContext {
   runJob: (now?: Date) => ReturnType<typeof reconcileUnknownOutcomes>;
   /** The PostgreSQL connection the job uses. */
   pg: () => Knex;
-  /** A webhook as Medusa processes it: an authorized action makes Medusa authorize the session. */
+  /**
+   * A webhook as Medusa's processPaymentWorkflow processes it for a collection without a cart: an
+   * authorized action authorizes the session, a captured one (Auto) also captures its payment.
+   */
   processWebhook: (
     sessionId: string,
     event: Parameters<typeof deliverWebhook>[2],
@@ -45,11 +50,20 @@ export interface SyncProviderContext extends PaymentModuleContext {
 }
 
 /**
- * One file's tests of the provider in synchronous mode without retries ("sync"), on a database of
- * its own, `purchase-auth-medusa-<slug>`, with a sandbox whose webhooks are signed with
+ * One file's tests of the provider in synchronous mode without retries ("sync", Manual capture unless
+ * `options.extra` says otherwise), on a database of its own, `purchase-auth-medusa-<slug>`, with a sandbox whose webhooks are signed with
  * `whsec-<slug>`, and a logger that keeps every line.
  */
-export function syncProviderTests(slug: string, tests: (context: SyncProviderContext) => void): void {
+export function syncProviderTests(
+  slug: string,
+  tests: (context: SyncProviderContext) => void,
+  options: {
+    /** More options of the "sync" provider (e.g. `captureMode: "Auto"`). */
+    extra?: Record<string, unknown>;
+    /** Also register "sync-auto" (`pp_purchase-auth_sync-auto`): the same, with captureMode Auto. */
+    withAuto?: boolean;
+  } = {},
+): void {
   const dbName = `purchase-auth-medusa-${slug}`;
   const webhookSecret = `whsec-${slug}`;
   const providerId = "pp_purchase-auth_sync";
@@ -61,7 +75,18 @@ export function syncProviderTests(slug: string, tests: (context: SyncProviderCon
     {
       dbName,
       logger,
-      providers: [suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0 })],
+      providers: [
+        suite.providerConfig("sync", { attemptSchedule: "synchronous", maxRetries: 0, ...options.extra }),
+        ...(options.withAuto
+          ? [
+              suite.providerConfig("sync-auto", {
+                attemptSchedule: "synchronous",
+                maxRetries: 0,
+                captureMode: "Auto",
+              }),
+            ]
+          : []),
+      ],
     },
     ({ payment, medusaApp }) => {
       const sandbox = () => suite.state.sandbox!;
@@ -74,6 +99,7 @@ export function syncProviderTests(slug: string, tests: (context: SyncProviderCon
         logger,
         logLines,
         providerId,
+        autoProviderId: "pp_purchase-auth_sync-auto",
         webhookSecret,
         sandbox,
         serviceOrder: (orderId) =>
@@ -88,6 +114,12 @@ export function syncProviderTests(slug: string, tests: (context: SyncProviderCon
         processWebhook: async (sessionId, event) => {
           const action = await deliverWebhook(payment, providerId.replace(/^pp_/, ""), event, webhookSecret);
           if (action.action === "authorized") await payment.authorizePaymentSession(sessionId, {});
+          if (action.action === "captured") {
+            // As processPaymentWorkflow: a session without a payment is authorized first (auto capture).
+            const [paid] = await payment.listPayments({ payment_session_id: sessionId });
+            const id = paid?.id ?? (await payment.authorizePaymentSession(sessionId, {}))?.id;
+            if (id) await payment.capturePayment({ payment_id: id, amount: action.data?.amount });
+          }
           return action;
         },
         expectNoPayment: async (sessionId) => {

@@ -107,9 +107,10 @@ export async function refund(
 
 /**
  * Releases what is not captured (Medusa's cancelPayment, and the remainder of a partly captured
- * payment when its order is canceled). An order with nothing left to release counts as done. With
- * `allowCaptured` false (Medusa's cancelPayment), captured money is an error: cancelling cannot give
- * it back, so it is never reported as canceled.
+ * payment when its order is canceled). The order is read first: one with nothing left to release
+ * counts as done, nothing sent. With `allowCaptured` false (Medusa's cancelPayment), captured money
+ * is an error before anything is sent: cancelling cannot give it back, and releasing the remainder
+ * would let Medusa record the payment canceled while the service holds what it captured.
  */
 export async function releaseUncaptured(
   context: ProviderContext,
@@ -118,6 +119,22 @@ export async function releaseUncaptured(
   allowCaptured: boolean,
 ): Promise<PurchaseAuthData> {
   const orderId = requireOrder(data, "Cancel");
+  // Read first: an order with nothing left to release (a cancel whose answer was lost, the order
+  // expired) is done without sending. Its key may be past the service's idempotency window by now
+  // (the service refuses it), and resending it would only be refused.
+  const before = await readOrder(context, orderId);
+  if (!allowCaptured && toCents(before.capturedAmount) > 0n) {
+    // Releasing the remainder would go through, and Medusa would record the payment canceled while
+    // the service holds what it captured: refuse before sending anything.
+    throw new MedusaError(
+      MedusaError.Types.NOT_ALLOWED,
+      `Cancel: the order at the service has ${before.capturedAmount} captured (status ${before.status}); it cannot be canceled, refund it instead. Nothing was released.`,
+    );
+  }
+  if (nothingLeftToRelease(before)) {
+    context.logger?.info(`purchase-auth: order ${orderId} had nothing left to cancel (${before.status})`);
+    return dataWithOrder(data, before);
+  }
   try {
     await context.client.orders.cancel(
       orderId,
@@ -127,8 +144,7 @@ export async function releaseUncaptured(
   } catch (error) {
     if (!OrderStateError.isInstance(error)) throw fail(context, "Cancel", error, { orderId });
     const order = await readOrder(context, orderId);
-    const nothingLeft =
-      toCents(order.totalAmount) - toCents(order.capturedAmount) - toCents(order.cancelledAmount) <= 0n;
+    const nothingLeft = nothingLeftToRelease(order);
     if (!nothingLeft || (!allowCaptured && toCents(order.capturedAmount) > 0n)) {
       context.logger?.error(
         `purchase-auth: Cancel failed ${JSON.stringify({ orderId, status: order.status, capturedAmount: order.capturedAmount, ...logFieldsOf(error) })}`,
@@ -141,6 +157,36 @@ export async function releaseUncaptured(
     context.logger?.info(`purchase-auth: order ${orderId} had nothing left to cancel`);
   }
   return dataWithOrder(data, await readOrder(context, orderId));
+}
+
+/** Nothing of the order is left uncaptured and unreleased. */
+function nothingLeftToRelease(order: Order): boolean {
+  return toCents(order.totalAmount) - toCents(order.capturedAmount) - toCents(order.cancelledAmount) <= 0n;
+}
+
+/**
+ * True when Medusa asks to cancel a payment it never recorded, whose session already has a live
+ * payment holding the same service order: the payment module's rollback of a duplicate. Without a
+ * cart, Medusa authorizes a session from the webhook with no lock, while the call that sent the
+ * authorization (the charge workflow's) is still on its way back: both record a payment, the unique
+ * index refuses the second, and its rollback cancels "its" payment at the provider, which would
+ * release the order the first payment holds (Medusa showing a payment the service cancelled).
+ * Medusa's own cancelPayment passes the payment's id as the key: that payment is always released;
+ * the rollback passes none.
+ */
+export async function heldByRecordedPayment(
+  context: ProviderContext,
+  data: PurchaseAuthData,
+  paymentId: string | undefined,
+): Promise<boolean> {
+  // Medusa 2.21's rollback passes no key (the payment was never created); its cancelPayment, the id.
+  if (paymentId !== undefined || !data.session_id || !data.order_id) return false;
+  const recorded = await context.records.livePaymentOfSession(data.session_id);
+  if (!recorded || recorded.orderId !== data.order_id) return false;
+  context.logger?.warn(
+    `purchase-auth: payment session ${data.session_id} was authorized twice at once (the webhook's and the caller's authorization; no cart lock serializes them); Medusa keeps payment ${recorded.id}, the duplicate's rollback releases nothing and the service's order ${data.order_id} stays held by ${recorded.id}`,
+  );
+  return true;
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   confirmClaimLocked,
   heldByNobody,
   type Knex,
+  livePaymentOfSession,
   mergeLocked,
   paidOtherwise,
   type ResendClaim,
@@ -189,6 +190,11 @@ export class PaymentModuleRecords {
   /** True when no Medusa session or payment holds this authorization's order (see heldByNobody). */
   async heldByNobody(sessionId: string, authorizationId: string, orderId: string): Promise<boolean> {
     return await heldByNobody(this.#pg(), sessionId, authorizationId, orderId);
+  }
+
+  /** The live payment Medusa recorded for the session, if any (see livePaymentOfSession). */
+  async livePaymentOfSession(sessionId: string): Promise<{ id: string; orderId: string | null } | undefined> {
+    return await livePaymentOfSession(this.#pg(), sessionId);
   }
 
   #pg(): Knex {

@@ -55,11 +55,11 @@ import {
 } from "./authorize-payment";
 import { cancelCustomerToken, checkChargeable, readCustomerToken, tokenToStore } from "./customer-tokens";
 import { type PurchaseAuthProviderOptions, resolveProviderOptions } from "./options";
-import { capture, refund, releaseAll, releaseUncaptured } from "./order-operations";
+import { capture, heldByRecordedPayment, refund, releaseAll, releaseUncaptured } from "./order-operations";
 import { outcomeOverdueAt } from "./outcome-overdue";
 import { PaymentModuleRecords } from "./payment-module-records";
 import { dataWithOrder, type ProviderContext, readOrder, stringOf } from "./provider-context";
-import { type PurchaseAuthData, readData, writeData } from "./session-data";
+import { laterState, type PurchaseAuthData, readData, writeData } from "./session-data";
 import { sessionStatusOfOrder, sessionStatusOfState } from "./status-mapping";
 import {
   type AccountHolderData,
@@ -143,10 +143,21 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
   /**
    * Medusa core never calls this; the plugin's cart-completion middleware does, server-side, to add
    * the cart's order lines (and the current amount) before authorization. Once authorized, nothing
-   * changes.
+   * changes; a session whose stored state moved on since the caller read it keeps what is stored.
    */
   async updatePayment(input: UpdatePaymentInput): Promise<UpdatePaymentOutput> {
     const data = readData(input.data);
+    // Medusa writes what this returns over the session's data, and the caller's data was read
+    // earlier (the middleware reads the cart, then updates): a state written meanwhile (a concurrent
+    // completion authorized the session, a webhook merged its success) is kept, never moved back.
+    const stored = data.session_id ? await this.#context.records.sessionData(data.session_id) : undefined;
+    if (
+      stored?.state &&
+      stored.state !== data.state &&
+      laterState(data.state, stored.state) === stored.state
+    ) {
+      return { data: writeData(stored) };
+    }
     if (data.state !== null && data.state !== "initiated") return { data: writeData(data) };
     return {
       data: writeData({
@@ -194,7 +205,8 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
   /**
    * Releases what is not captured. An order already cancelled or expired counts as done; an order
    * with captured money is an error ("refund it instead"). A session still pending at the service
-   * has no order yet: it is marked canceled, and a late success is voided when it arrives.
+   * has no order yet: it is marked canceled, and a late success is voided when it arrives. The
+   * rollback of a duplicate payment of a session that already has one releases nothing.
    */
   async cancelPayment(input: CancelPaymentInput): Promise<CancelPaymentOutput> {
     const data = readData(input.data);
@@ -204,6 +216,8 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
       };
     }
     const keyBase = stringOf(input.context?.idempotency_key);
+    // A duplicate payment's rollback (no payment of that id exists): the recorded one keeps the order.
+    if (await heldByRecordedPayment(this.#context, data, keyBase)) return { data: writeData(data) };
     return { data: writeData(await releaseUncaptured(this.#context, data, keyBase, false)) };
   }
 

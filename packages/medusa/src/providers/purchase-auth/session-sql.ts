@@ -212,6 +212,45 @@ export async function paidOtherwise(knex: Knex, sessionId: string): Promise<bool
 }
 
 /**
+ * Marks session `sessionId` as belonging to a canceled Medusa order (`medusa_canceled_at` merged into
+ * its data, in one statement): nothing else is written, so whatever a webhook merged meanwhile (a
+ * success: state authorized, its order id) stays. True when marked now.
+ */
+export async function markSessionOrderCanceled(
+  knex: Knex,
+  sessionId: string,
+  at = new Date(),
+): Promise<boolean> {
+  const { rows } = await knex.raw(
+    `update payment_session
+     set data = data || jsonb_build_object('medusa_canceled_at', ?::text), updated_at = now()
+     where id = ? and deleted_at is null and data->>'medusa_canceled_at' is null
+     returning id`,
+    [at.toISOString(), sessionId],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * The live payment (not canceled, not deleted) Medusa recorded for session `sessionId`, if any, with
+ * the service's order id its data names. One session has at most one live payment (the payment
+ * module's unique index).
+ */
+export async function livePaymentOfSession(
+  knex: Knex,
+  sessionId: string,
+): Promise<{ id: string; orderId: string | null } | undefined> {
+  const { rows } = await knex.raw(
+    `select id, data->>'order_id' as order_id from payment
+     where payment_session_id = ? and canceled_at is null and deleted_at is null
+     limit 1`,
+    [sessionId],
+  );
+  const row = rows[0] as { id: string; order_id: string | null } | undefined;
+  return row ? { id: row.id, orderId: row.order_id } : undefined;
+}
+
+/**
  * True when nothing in Medusa holds the service's order `orderId` of authorization
  * `authorizationId`, sent for session `sessionId`: that session is gone (Medusa deletes a session
  * it replaces, a pending (202) one included), no live session or payment records the authorization

@@ -1,0 +1,80 @@
+import type { MedusaContainer } from "@medusajs/framework/types";
+import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import { expect, it } from "vitest";
+import purchaseAuthOrderCanceled from "../src/subscribers/purchase-auth-order-canceled";
+import { deliverWebhook, succeededEventOf } from "./support/lost-answer";
+import { moduleSandbox } from "./support/module-suite";
+import { paymentModuleTests } from "./support/payment-module-tests";
+import { jobContainer, orderLinkTable } from "./support/reconcile-job";
+import { recordingLogger } from "./support/recording-logger";
+
+// A session's stored state only moves forward. The order-canceled subscriber marks a pending (202)
+// session so its late success is voided; it used to write the whole data it had read, so a success
+// merged (and authorized by Medusa) between its read and its write was overwritten: the session went
+// back from authorized to pending_authorization, and the payment Medusa had just recorded for the
+// canceled order kept the service's authorization held.
+
+const DB_NAME = "purchase-auth-medusa-order-canceled-during-success";
+const WEBHOOK_SECRET = "whsec-order-canceled-during-success";
+const ASYNC = "pp_purchase-auth_async";
+const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
+const { logger } = recordingLogger();
+
+paymentModuleTests(
+  suite,
+  {
+    dbName: DB_NAME,
+    logger,
+    providers: [suite.providerConfig("async", { attemptSchedule: "asap", maxRetries: 0 })],
+  },
+  ({ payment, medusaApp }) => {
+    it("a success authorized while the subscriber marks the session is not undone, and its payment is released", async () => {
+      await orderLinkTable(medusaApp);
+      const sandbox = suite.state.sandbox!;
+      const { session } = await suite.openSession(payment, ASYNC, 61);
+      expect(await payment.authorizePaymentSession(session.id, {})).toBeNull();
+      const succeeded = await succeededEventOf(sandbox, session.id);
+      const medusaOrderId = `order_${session.payment_collection_id}`;
+      // Medusa's query answers the subscriber with the order as it was (session pending, no
+      // payment); the webhook is processed in full before the subscriber writes anything.
+      const query = {
+        graph: async () => {
+          const read = {
+            data: [
+              {
+                id: medusaOrderId,
+                payment_collections: [
+                  {
+                    payments: await payment.listPayments({ payment_session_id: session.id }),
+                    payment_sessions: await payment.listPaymentSessions({ id: session.id }),
+                  },
+                ],
+              },
+            ],
+          };
+          const action = await deliverWebhook(payment, "purchase-auth_async", succeeded, WEBHOOK_SECRET);
+          expect(action.action).toBe("authorized");
+          await payment.authorizePaymentSession(session.id, {});
+          return read;
+        },
+      };
+      const base = jobContainer(payment, medusaApp, logger);
+      const container = {
+        resolve: (key: string) => (key === ContainerRegistrationKeys.QUERY ? query : base.resolve(key)),
+      } as unknown as MedusaContainer;
+      await purchaseAuthOrderCanceled({
+        event: { name: "order.canceled", data: { id: medusaOrderId } },
+        container,
+        pluginOptions: {},
+      } as never);
+
+      const [after] = await payment.listPaymentSessions({ id: session.id });
+      expect(after?.data).toMatchObject({ state: "authorized", order_id: succeeded.data.orderId });
+      const [paid] = await payment.listPayments({ payment_session_id: session.id });
+      expect(paid?.canceled_at).toBeTruthy();
+      expect(sandbox.orders().find((order) => order.orderId === succeeded.data.orderId)?.status).toBe(
+        "Cancelled",
+      );
+    });
+  },
+);
