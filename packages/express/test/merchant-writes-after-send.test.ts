@@ -1,36 +1,22 @@
-import type { FaultSpec } from "@purchase-auth/sandbox";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChargeRecord, ChargeStore, MemoryChargeStore } from "../src/index.js";
-import { merchantWorld } from "./support/merchant-world.js";
+import {
+  ANSWER_LOST,
+  MINUTE,
+  merchantWorld,
+  ORDER_READ_FAILS,
+  TIMEOUT,
+  useMerchantWorlds,
+  WINDOW,
+} from "./support/merchant-world.js";
 import { InstanceView } from "./support/shared-store.js";
-import { useShops } from "./support/shop.js";
 
 // What a merchant write is answered once a send of it may have reached the service: never
 // "nothing happened" (503 service-unavailable), which a back office acts on with a new sequence,
 // moving the money twice. And what a send that did nothing is counted as: a write whose every send
 // did nothing is not applied, without an alert.
 
-const shops = useShops();
-const MINUTE = 60_000;
-/** The default resendWindowMs, and timeoutMs. */
-const WINDOW = 55 * MINUTE;
-const TIMEOUT = 20_000;
-const ORDER_READ_FAILS: FaultSpec = {
-  kind: "unavailable",
-  match: { method: "GET", path: "/manage/orders" },
-  count: null,
-};
-const ANSWER_LOST: FaultSpec = {
-  kind: "drop_after_commit",
-  match: { method: "POST", path: "/manage/orders" },
-  count: null,
-};
-
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  shops.sandbox().clearFaults();
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const { shops, closers } = useMerchantWorlds();
 
 /** Core's not_sent for the next write: its token is revoked and the token endpoint is down. */
 function tokenEndpointDown(w: Awaited<ReturnType<typeof merchantWorld>>) {

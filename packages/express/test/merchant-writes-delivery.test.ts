@@ -1,9 +1,15 @@
-import type { FaultSpec } from "@purchase-auth/sandbox";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MemoryChargeStore } from "../src/index.js";
-import { type MerchantWorld, merchantWorld } from "./support/merchant-world.js";
+import {
+  type MerchantWorld,
+  MINUTE,
+  merchantWorld,
+  NEVER_ARRIVED,
+  useMerchantWorlds,
+  WINDOW,
+} from "./support/merchant-world.js";
 import type { RecordedWrite } from "./support/recording-client.js";
-import { call, charge, createShopData, staffOnly, startShopApp, useShops } from "./support/shop.js";
+import { call, charge, createShopData, staffOnly, startShopApp } from "./support/shop.js";
 
 // What a merchant write's log entry says about its sends, and what may be decided from it: a write
 // none of whose sends can have reached the service (core: `not_sent`) is never sent by the
@@ -11,21 +17,7 @@ import { call, charge, createShopData, staffOnly, startShopApp, useShops } from 
 // a send of it may still be on its way (joined in one process; `timeoutMs` after its last send
 // across instances, or after the charge's last change for an entry stored before sends were timed).
 
-const shops = useShops();
-const MINUTE = 60_000;
-/** The default resendWindowMs. */
-const WINDOW = 55 * MINUTE;
-const NEVER_ARRIVED: FaultSpec = {
-  kind: "reset_before_processing",
-  match: { method: "POST", path: "/manage/orders" },
-  count: null,
-};
-
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  shops.sandbox().clearFaults();
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const { shops, closers } = useMerchantWorlds();
 
 /** Holds instance 0's next order write, once armed, until released. */
 function holder() {

@@ -1,8 +1,14 @@
 import type { FaultSpec } from "@purchase-auth/sandbox";
-import { afterEach, describe, expect, it } from "vitest";
-import { merchantWorld } from "./support/merchant-world.js";
+import { describe, expect, it } from "vitest";
+import {
+  ANSWER_LOST,
+  HOUR,
+  MINUTE,
+  merchantWorld,
+  NEVER_ARRIVED,
+  useMerchantWorlds,
+} from "./support/merchant-world.js";
 import type { RecordedWrite } from "./support/recording-client.js";
-import { useShops } from "./support/shop.js";
 
 // Issue 12: a merchant write (capture, cancel, refund) whose answer was lost and that nobody sends
 // again must not stay `sent` for ever. The reconciler sends it again with its key and body while the
@@ -11,27 +17,7 @@ import { useShops } from "./support/shop.js";
 // to review (one alert, an ERROR line, `unconfirmed`). Counted where the router calls its client: a
 // key sent again is answered from the service's store and would not show there.
 
-const shops = useShops();
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-/** The first send reached the service and moved the money; its answer never came back. */
-const ANSWER_LOST: FaultSpec = {
-  kind: "drop_after_commit",
-  match: { method: "POST", path: "/manage/orders" },
-  count: null,
-};
-/** The first send never reached the service: nothing moved. */
-const NEVER_ARRIVED: FaultSpec = {
-  kind: "reset_before_processing",
-  match: { method: "POST", path: "/manage/orders" },
-  count: null,
-};
-
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  shops.sandbox().clearFaults();
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const { shops, closers } = useMerchantWorlds();
 
 for (const kind of ["memory", "postgres"] as const) {
   describe(`the reconciler settles merchant writes nobody sent again (${kind} store)`, () => {

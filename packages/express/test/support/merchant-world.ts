@@ -1,17 +1,10 @@
-import { expect } from "vitest";
+import type { FaultSpec } from "@purchase-auth/sandbox";
+import { afterEach, expect } from "vitest";
 import { type ChargeStore, MemoryChargeStore } from "../../src/index.js";
 import type { PaymentAlert } from "../../src/reconcile/alerts.js";
 import { freshSchema, postgresStore } from "./database.js";
 import { type RecordedWrite, recordingClient } from "./recording-client.js";
-import {
-  call,
-  charge,
-  createShopData,
-  type ShopApp,
-  staffOnly,
-  startShopApp,
-  type useShops,
-} from "./shop.js";
+import { call, charge, createShopData, type ShopApp, staffOnly, startShopApp, useShops } from "./shop.js";
 
 // One set-up for the tests of merchant writes and the reconciler: a manual-capture charge of 49.80
 // on `instances` instances of a shop sharing one store (memory, or PostgreSQL with a pool each),
@@ -19,6 +12,45 @@ import {
 // its order writes; instance 0's may be held before it is sent.
 
 export type StoreKind = "memory" | "postgres";
+
+export const MINUTE = 60_000;
+export const HOUR = 60 * MINUTE;
+/** The router's default resendWindowMs and timeoutMs. */
+export const WINDOW = 55 * MINUTE;
+export const TIMEOUT = 20_000;
+
+/** An order write reached the service and moved the money; its answer never came back. */
+export const ANSWER_LOST: FaultSpec = {
+  kind: "drop_after_commit",
+  match: { method: "POST", path: "/manage/orders" },
+  count: null,
+};
+/** An order write never reached the service: nothing moved. */
+export const NEVER_ARRIVED: FaultSpec = {
+  kind: "reset_before_processing",
+  match: { method: "POST", path: "/manage/orders" },
+  count: null,
+};
+/** Every read of an order fails. */
+export const ORDER_READ_FAILS: FaultSpec = {
+  kind: "unavailable",
+  match: { method: "GET", path: "/manage/orders" },
+  count: null,
+};
+
+/**
+ * The sandbox for a test file, and the closers its worlds register: after each test the faults are
+ * cleared and every world is closed, last opened first.
+ */
+export function useMerchantWorlds() {
+  const shops = useShops();
+  const closers: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    shops.sandbox().clearFaults();
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+  return { shops, closers };
+}
 
 export interface WorldOptions {
   instances?: number;
