@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MemoryChargeStore } from "../src/index.js";
 import {
+  holder,
   type MerchantWorld,
   MINUTE,
   merchantWorld,
@@ -18,32 +19,6 @@ import { call, charge, createShopData, staffOnly, startShopApp } from "./support
 // across instances, or after the charge's last change for an entry stored before sends were timed).
 
 const { shops, closers } = useMerchantWorlds();
-
-/** Holds instance 0's next order write, once armed, until released. */
-function holder() {
-  let entered: () => void = () => undefined;
-  const sending = new Promise<void>((resolve) => {
-    entered = resolve;
-  });
-  let release: () => void = () => undefined;
-  const held = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let armed = false;
-  return {
-    arm: () => {
-      armed = true;
-    },
-    hold: async () => {
-      if (!armed) return;
-      armed = false;
-      entered();
-      await held;
-    },
-    sending,
-    release: () => release(),
-  };
-}
 
 for (const kind of ["memory", "postgres"] as const) {
   describe(`a merchant write's sends decide what may be done with it (${kind} store)`, () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   ANSWER_LOST,
   HOUR,
+  holder,
   MINUTE,
   merchantWorld,
   NEVER_ARRIVED,
@@ -168,33 +169,20 @@ for (const kind of ["memory", "postgres"] as const) {
 
     for (const where of ["another instance", "the same instance"] as const) {
       it(`a reconcile pass racing a re-press of the same write on ${where} moves the money once`, async () => {
-        let entered: () => void = () => undefined;
-        const sending = new Promise<void>((resolve) => {
-          entered = resolve;
-        });
-        let release: () => void = () => undefined;
-        const held = new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        let holding = false;
         // Instance 0's next order write waits, once it is armed, until the test lets it go.
-        const w = await world(2, async () => {
-          if (!holding) return;
-          holding = false;
-          entered();
-          await held;
-        });
+        const write = holder();
+        const w = await world(2, write.hold);
         await w.lost(NEVER_ARRIVED, "capture", { amount: "10.00", sequence: "p1" });
         w.sandbox.advanceClock(2 * MINUTE);
-        holding = true;
+        write.arm();
         const pass = w.apps[0]!.router.reconcile();
         // The reconciler's send is on its way (or, with no send to make, the pass ends).
-        const sent = await Promise.race([sending.then(() => true), pass.then(() => false)]);
+        const sent = await Promise.race([write.sending.then(() => true), pass.then(() => false)]);
         expect(sent).toBe(true);
         const presser = where === "another instance" ? 1 : 0;
         const pressed = w.press("capture", { amount: "10.00", sequence: "p1" }, presser);
         if (presser === 1) expect((await pressed).status).toBe(200);
-        release();
+        write.release();
         const report = await pass;
         const again = await pressed;
         expect(again.json).toMatchObject({ operation: { sequence: "p1", outcome: "done" } });

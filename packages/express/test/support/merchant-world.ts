@@ -127,3 +127,29 @@ export async function merchantWorld(
 }
 
 export type MerchantWorld = Awaited<ReturnType<typeof merchantWorld>>;
+
+/** Holds instance 0's next order write, once armed, until released. */
+export function holder() {
+  let entered: () => void = () => undefined;
+  const sending = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let armed = false;
+  return {
+    arm: () => {
+      armed = true;
+    },
+    hold: async () => {
+      if (!armed) return;
+      armed = false;
+      entered();
+      await held;
+    },
+    sending,
+    release: () => release(),
+  };
+}
