@@ -13,22 +13,15 @@ import { syncProviderTests } from "./support/sync-provider-tests";
 // logged its payment's failed cancel and went on.
 
 syncProviderTests("cancel-payment", (t) => {
-  const { payment, suite, providerId } = t;
+  const { payment } = t;
   const ORDERS = { method: "POST", path: "/manage/orders" };
-
-  async function authorized(amount: number) {
-    const { session } = await suite.openSession(payment, providerId, amount);
-    const paid = await payment.authorizePaymentSession(session.id, {});
-    const orderId = ((await t.sessionData(session.id)) as { order_id: string }).order_id;
-    return { session, paymentId: paid!.id, orderId };
-  }
 
   async function canceledAt(paymentId: string) {
     return (await payment.retrievePayment(paymentId, { select: ["id", "canceled_at"] })).canceled_at ?? null;
   }
 
   it("canceling a partly captured payment is refused and releases nothing", async () => {
-    const { paymentId, orderId } = await authorized(30);
+    const { paymentId, orderId } = await t.authorizedPayment(30);
     await payment.capturePayment({ payment_id: paymentId, amount: 10 });
     await expect(payment.cancelPayment(paymentId)).rejects.toThrow(/refund it instead/);
     expect(await canceledAt(paymentId)).toBeNull();
@@ -40,13 +33,8 @@ syncProviderTests("cancel-payment", (t) => {
   });
 
   it("a cancel whose answer was lost counts as done after the service's idempotency hour", async () => {
-    const { paymentId, orderId } = await authorized(31);
-    t.sandbox().injectFault({ kind: "drop_after_commit", match: ORDERS, count: null });
-    try {
-      await expect(payment.cancelPayment(paymentId)).rejects.toThrow();
-    } finally {
-      t.sandbox().clearFaults();
-    }
+    const { paymentId, orderId } = await t.authorizedPayment(31);
+    await t.answerLost(() => payment.cancelPayment(paymentId));
     expect(t.serviceOrder(orderId)?.status).toBe("Cancelled");
     // The service forgets the key after its hour: the retry must not depend on it.
     t.sandbox().advanceClock(65 * 60_000);
@@ -56,7 +44,7 @@ syncProviderTests("cancel-payment", (t) => {
 
   /** Medusa's cancelOrderWorkflow whose cancelPaymentStep failed: logged, the order canceled anyway. */
   async function orderCanceledWithPaymentLive(amount: number) {
-    const order = await authorized(amount);
+    const order = await t.authorizedPayment(amount);
     t.sandbox().injectFault({ kind: "unavailable", match: ORDERS, count: null });
     try {
       await expect(payment.cancelPayment(order.paymentId)).rejects.toThrow();
@@ -109,14 +97,9 @@ syncProviderTests("cancel-payment", (t) => {
   });
 
   it("money captured for a canceled order that Medusa's records missed is refunded", async () => {
-    const { session, paymentId, orderId } = await authorized(34);
+    const { session, paymentId, orderId } = await t.authorizedPayment(34);
     // The capture went through at the service; its answer was lost, so Medusa dropped its record.
-    t.sandbox().injectFault({ kind: "drop_after_commit", match: ORDERS, count: null });
-    try {
-      await expect(payment.capturePayment({ payment_id: paymentId })).rejects.toThrow();
-    } finally {
-      t.sandbox().clearFaults();
-    }
+    await t.answerLost(() => payment.capturePayment({ payment_id: paymentId }));
     expect(t.serviceOrder(orderId)).toMatchObject({ status: "Activated", capturedAmount: "34.00" });
     // Medusa's order cancel: no captures in its records, so it cancels the payment (refused: the
     // service captured) and cancels the order anyway.

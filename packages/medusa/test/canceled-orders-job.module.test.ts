@@ -10,15 +10,7 @@ import { syncProviderTests } from "./support/sync-provider-tests";
 // cancelPaymentCollectionWorkflow cancels collections of live orders, whose payments it released.
 
 syncProviderTests("canceled-orders-job", (t) => {
-  const { payment, suite, providerId } = t;
-  const ORDERS = { method: "POST", path: "/manage/orders" };
-
-  async function authorized(amount: number) {
-    const { session } = await suite.openSession(payment, providerId, amount);
-    const paymentId = (await payment.authorizePaymentSession(session.id, {}))!.id;
-    const orderId = ((await t.sessionData(session.id)) as { order_id: string }).order_id;
-    return { session, paymentId, orderId };
-  }
+  const { payment } = t;
 
   async function collectionStatus(id: string) {
     const { rows } = await t.pg().raw("select status from payment_collection where id = ?", [id]);
@@ -26,13 +18,8 @@ syncProviderTests("canceled-orders-job", (t) => {
   }
 
   it("a canceled order whose refund failed once is refunded by a later run, whatever its collection's status", async () => {
-    const { session, paymentId, orderId } = await authorized(34);
-    t.sandbox().injectFault({ kind: "drop_after_commit", match: ORDERS, count: null });
-    try {
-      await expect(payment.capturePayment({ payment_id: paymentId })).rejects.toThrow();
-    } finally {
-      t.sandbox().clearFaults();
-    }
+    const { session, paymentId, orderId } = await t.authorizedPayment(34);
+    await t.answerLost(() => payment.capturePayment({ payment_id: paymentId }));
     await expect(payment.cancelPayment(paymentId)).rejects.toThrow(/refund it instead/);
     await cancelMedusaOrder(payment, t.medusaApp, session.payment_collection_id);
     // No subscriber ran (a crash, the event lost): the job records the capture, its refund meets 503s.
@@ -54,7 +41,7 @@ syncProviderTests("canceled-orders-job", (t) => {
   });
 
   it("a payment collection canceled while its order lives is not touched", async () => {
-    const { session, paymentId, orderId } = await authorized(35);
+    const { session, paymentId, orderId } = await t.authorizedPayment(35);
     await medusaOrder(t.medusaApp, session.payment_collection_id);
     // cancelPaymentCollectionWorkflow: the collection canceled, the order not.
     await payment.updatePaymentCollections(session.payment_collection_id, {

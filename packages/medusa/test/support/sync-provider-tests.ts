@@ -47,6 +47,17 @@ export interface SyncProviderContext extends PaymentModuleContext {
   ) => ReturnType<typeof deliverWebhook>;
   /** The session is not authorized and Medusa recorded no payment for it. */
   expectNoPayment: (sessionId: string) => Promise<void>;
+  /** A new session of `amount` on the provider, authorized: its payment and the service's order. */
+  authorizedPayment: (amount: number) => Promise<{
+    session: Awaited<ReturnType<ReturnType<typeof moduleSandbox>["openSession"]>>["session"];
+    paymentId: string;
+    orderId: string;
+  }>;
+  /**
+   * Runs `write` (a capture, cancel or refund Medusa asks for) while the service commits every order
+   * write and its answer is lost: `write` must fail, the service has done it.
+   */
+  answerLost: (write: () => Promise<unknown>) => Promise<void>;
 }
 
 /**
@@ -125,6 +136,24 @@ export function syncProviderTests(
         expectNoPayment: async (sessionId) => {
           expect((await sessionData(sessionId))?.state).not.toBe("authorized");
           expect(await payment.listPayments({ payment_session_id: sessionId })).toEqual([]);
+        },
+        authorizedPayment: async (amount) => {
+          const { session } = await suite.openSession(payment, providerId, amount);
+          const paid = await payment.authorizePaymentSession(session.id, {});
+          const orderId = ((await sessionData(session.id)) as { order_id: string }).order_id;
+          return { session, paymentId: paid!.id, orderId };
+        },
+        answerLost: async (write) => {
+          sandbox().injectFault({
+            kind: "drop_after_commit",
+            match: { method: "POST", path: "/manage/orders" },
+            count: null,
+          });
+          try {
+            await expect(write()).rejects.toThrow();
+          } finally {
+            sandbox().clearFaults();
+          }
         },
       });
     },
