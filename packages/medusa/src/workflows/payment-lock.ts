@@ -15,6 +15,31 @@ import { knexOf } from "./lookups";
 const held = new AsyncLocalStorage<ReadonlySet<string>>();
 
 /**
+ * Lock holders (and waiters) at once in this process. Each keeps a connection of Medusa's shared
+ * pool idle in its transaction while its work queries on others from the same pool: as many holders
+ * as the pool has connections (10 by default) left none for their work, and everything that needed
+ * the database stalled until knex gave up a minute later. The rest wait here, holding nothing.
+ */
+const MAX_LOCK_HOLDERS = 2;
+let holders = 0;
+const waiting: Array<() => void> = [];
+
+async function takeSlot(): Promise<void> {
+  if (holders < MAX_LOCK_HOLDERS) {
+    holders++;
+    return;
+  }
+  // Handed over by the slot's last holder: the count stays as it is.
+  await new Promise<void>((resolve) => waiting.push(resolve));
+}
+
+function giveSlotBack(): void {
+  const next = waiting.shift();
+  if (next) next();
+  else holders--;
+}
+
+/**
  * Runs `work` holding the lock of payment `paymentId` (waiting for whoever holds it). Re-entrant:
  * work already holding it (in this async flow) runs at once.
  */
@@ -25,10 +50,17 @@ export async function withPaymentLock<T>(
 ): Promise<T> {
   const mine = held.getStore();
   if (mine?.has(paymentId)) return work();
-  return knexOf(container).transaction(async (trx) => {
-    await trx.raw("select pg_advisory_xact_lock(hashtextextended(?, 0))", [
-      `purchase-auth:payment:${paymentId}`,
-    ]);
-    return held.run(new Set([...(mine ?? []), paymentId]), work);
-  });
+  // Work already holding another payment's lock has its slot: waiting for a second could wait for ever.
+  const slotted = mine === undefined || mine.size === 0;
+  if (slotted) await takeSlot();
+  try {
+    return await knexOf(container).transaction(async (trx) => {
+      await trx.raw("select pg_advisory_xact_lock(hashtextextended(?, 0))", [
+        `purchase-auth:payment:${paymentId}`,
+      ]);
+      return held.run(new Set([...(mine ?? []), paymentId]), work);
+    });
+  } finally {
+    if (slotted) giveSlotBack();
+  }
 }
