@@ -1,11 +1,9 @@
 import { expect, it } from "vitest";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
+import { asyncProviderTests } from "./support/async-provider-tests";
 import { cancelMedusaOrder, orderCanceledSubscriber } from "./support/canceled-order";
 import { deliverWebhook, succeededEventOf } from "./support/lost-answer";
-import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer } from "./support/reconcile-job";
-import { recordingLogger } from "./support/recording-logger";
 
 // A success merged into a pending (202) session just before the order-canceled subscriber reads it
 // (so the session is not marked: it reads authorized), with Medusa recording its payment just after
@@ -13,20 +11,9 @@ import { recordingLogger } from "./support/recording-logger";
 // was rewritten by the authorization: the job, which looked for marks or canceled collections, never
 // released it. It now finds it by its canceled order.
 
-const DB_NAME = "purchase-auth-medusa-canceled-orders-late-success";
-const WEBHOOK_SECRET = "whsec-canceled-orders-late-success";
-const ASYNC = "pp_purchase-auth_async";
-const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-const { logger } = recordingLogger();
-
-paymentModuleTests(
-  suite,
-  {
-    dbName: DB_NAME,
-    logger,
-    providers: [suite.providerConfig("async", { attemptSchedule: "asap", maxRetries: 0 })],
-  },
-  ({ payment, medusaApp }) => {
+asyncProviderTests(
+  "canceled-orders-late-success",
+  ({ payment, medusaApp, suite, logger, providerId: ASYNC, webhookSecret: WEBHOOK_SECRET }) => {
     it("a success recorded after the subscriber looked is released by the job", async () => {
       const sandbox = suite.state.sandbox!;
       const container = jobContainer(payment, medusaApp, logger);

@@ -2,11 +2,9 @@ import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { expect, it } from "vitest";
 import purchaseAuthOrderCanceled from "../src/subscribers/purchase-auth-order-canceled";
+import { asyncProviderTests } from "./support/async-provider-tests";
 import { deliverWebhook, succeededEventOf } from "./support/lost-answer";
-import { moduleSandbox } from "./support/module-suite";
-import { paymentModuleTests } from "./support/payment-module-tests";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
-import { recordingLogger } from "./support/recording-logger";
 
 // A session's stored state only moves forward. The order-canceled subscriber marks a pending (202)
 // session so its late success is voided; it used to write the whole data it had read, so a success
@@ -14,20 +12,9 @@ import { recordingLogger } from "./support/recording-logger";
 // back from authorized to pending_authorization, and the payment Medusa had just recorded for the
 // canceled order kept the service's authorization held.
 
-const DB_NAME = "purchase-auth-medusa-order-canceled-during-success";
-const WEBHOOK_SECRET = "whsec-order-canceled-during-success";
-const ASYNC = "pp_purchase-auth_async";
-const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-const { logger } = recordingLogger();
-
-paymentModuleTests(
-  suite,
-  {
-    dbName: DB_NAME,
-    logger,
-    providers: [suite.providerConfig("async", { attemptSchedule: "asap", maxRetries: 0 })],
-  },
-  ({ payment, medusaApp }) => {
+asyncProviderTests(
+  "order-canceled-during-success",
+  ({ payment, medusaApp, suite, logger, providerId: ASYNC, webhookSecret: WEBHOOK_SECRET }) => {
     it("a success authorized while the subscriber marks the session is not undone, and its payment is released", async () => {
       await orderLinkTable(medusaApp);
       const sandbox = suite.state.sandbox!;

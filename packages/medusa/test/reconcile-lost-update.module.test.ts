@@ -2,11 +2,10 @@ import { signWebhook } from "@purchase-auth/core";
 import { expect, it } from "vitest";
 import type { PurchaseAuthProviderService } from "../src/providers/purchase-auth/service";
 import { reconcileUnknownOutcomes } from "../src/workflows/reconcile";
+import { asyncProviderTests } from "./support/async-provider-tests";
 import { succeededEventOf } from "./support/lost-answer";
-import { moduleSandbox, providerOf } from "./support/module-suite";
-import { paymentModuleTests } from "./support/payment-module-tests";
+import { providerOf } from "./support/module-suite";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
-import { recordingLogger } from "./support/recording-logger";
 
 // The reconcile job reads an unknown session, resends its key (a network call), then writes what it
 // learned. A webhook arriving during that call must not be lost nor undone by the write: it waits
@@ -14,22 +13,9 @@ import { recordingLogger } from "./support/recording-logger";
 // is made exact: the webhook is delivered from inside the job's call to the provider, after the
 // service answered and before the job writes.
 
-const DB_NAME = "purchase-auth-medusa-reconcile-lost-update";
-const WEBHOOK_SECRET = "whsec-lost-update";
-/** Accepted with 202 (one attempt as soon as possible), no retries: a lost answer is unknown at once. */
-const ASYNC = "pp_purchase-auth_async";
-const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-
-const { logger } = recordingLogger();
-
-paymentModuleTests(
-  suite,
-  {
-    dbName: DB_NAME,
-    logger,
-    providers: [suite.providerConfig("async", { attemptSchedule: "asap", maxRetries: 0 })],
-  },
-  ({ payment, medusaApp }) => {
+asyncProviderTests(
+  "reconcile-lost-update",
+  ({ payment, medusaApp, suite, logger, providerId: ASYNC, webhookSecret: WEBHOOK_SECRET }) => {
     it("a webhook processed while the job resends the key is kept: the job does not write over it", async () => {
       await orderLinkTable(medusaApp);
       const sandbox = suite.state.sandbox!;

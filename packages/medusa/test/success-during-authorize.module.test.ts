@@ -1,29 +1,17 @@
 import { expect, it } from "vitest";
 import { PaymentModuleRecords } from "../src/providers/purchase-auth/payment-module-records";
+import { asyncProviderTests } from "./support/async-provider-tests";
 import { deliverWebhook, succeededEventOf } from "./support/lost-answer";
-import { moduleSandbox, providerOf } from "./support/module-suite";
-import { paymentModuleTests } from "./support/payment-module-tests";
-import { recordingLogger } from "./support/recording-logger";
+import { providerOf } from "./support/module-suite";
 
 // Medusa writes the data authorizePayment returns over the session's. A webhook's success merged
 // while the service call was in flight (the service answered 202, then succeeded and delivered its
 // webhook before the answer got back) must survive that write: the provider reads the stored data
 // again before returning, and a stored success wins over its own 202 result.
 
-const DB_NAME = "purchase-auth-medusa-success-during-authorize";
-const WEBHOOK_SECRET = "whsec-during-authorize";
-const ASYNC = "pp_purchase-auth_async";
-const suite = moduleSandbox(DB_NAME, WEBHOOK_SECRET);
-const { logger } = recordingLogger();
-
-paymentModuleTests(
-  suite,
-  {
-    dbName: DB_NAME,
-    logger,
-    providers: [suite.providerConfig("async", { attemptSchedule: "asap", maxRetries: 0 })],
-  },
-  ({ payment }) => {
+asyncProviderTests(
+  "success-during-authorize",
+  ({ payment, suite, providerId: ASYNC, webhookSecret: WEBHOOK_SECRET }) => {
     it("a success merged by the webhook while the checkout's 202 was on its way back is not overwritten", async () => {
       const sandbox = suite.state.sandbox!;
       const { session } = await suite.openSession(payment, ASYNC, 91);
