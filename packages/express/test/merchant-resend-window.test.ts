@@ -3,6 +3,7 @@ import { advance } from "../src/charges/state-machine.js";
 import type { PaymentAlert } from "../src/reconcile/alerts.js";
 import { operationFingerprint } from "../src/routes/merchant.js";
 import type { ChargeRecord, OperationRecord } from "../src/stores/types.js";
+import { authorizedCharge as authorizedRecord } from "./support/charges-kit.js";
 import { call, charge, staffOnly, useShops } from "./support/shop.js";
 
 // A merchant write is sent again only while the service remembers its key: it replays a key's answer
@@ -210,20 +211,9 @@ describe("merchant writes past the service's idempotency window", () => {
 
 /** An authorized charge whose log holds `entry` (for the state machine alone). */
 function chargeWith(entry: OperationRecord): ChargeRecord {
-  return {
-    reference: "order-1",
-    customerId: "customer-1",
-    attempt: 1,
-    authorizationId: "0b7a4e0c-1111-4a4a-8a8a-000000000001",
-    orderId: "0b7a4e0c-2222-4a4a-8a8a-000000000002",
-    status: "authorized",
-    amount: "49.80",
-    currency: "EUR",
-    captureMode: "Manual",
-    operations: { capture: 0, cancel: 0, refund: 0 },
+  return authorizedRecord({
     operationLog: { [`${entry.operation}:${entry.sequence}`]: entry },
-    version: 3,
     createdAt: "2026-11-26T00:00:00.000Z",
     updatedAt: "2026-11-26T00:00:00.000Z",
-  };
+  });
 }

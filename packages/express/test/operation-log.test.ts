@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { lastSendOf, mayHaveReached } from "../src/charges/operation-log.js";
 import { advance } from "../src/charges/state-machine.js";
 import type { ChargeRecord } from "../src/index.js";
+import { authorizedCharge } from "./support/charges-kit.js";
 
 // A merchant write's log entry counts its sends (each before it goes out) and the ones core said
 // never reached the service; only forward: a settled entry takes no more counts, and counts only grow.
@@ -11,21 +12,12 @@ const LATER = "2026-11-26T10:30:00.000Z";
 const news = { kind: "operation", operation: "refund", sequence: "r1", fingerprint: "f" } as const;
 
 function authorized(): ChargeRecord {
-  return {
-    reference: "order-1",
-    customerId: "customer-1",
-    attempt: 1,
-    authorizationId: "0b7a4e0c-1111-4a4a-8a8a-000000000001",
-    orderId: "0b7a4e0c-2222-4a4a-8a8a-000000000002",
+  return authorizedCharge({
     status: "captured",
-    amount: "49.80",
-    currency: "EUR",
-    captureMode: "Manual",
     operations: { capture: 1, cancel: 0, refund: 0 },
-    version: 3,
     createdAt: AT,
     updatedAt: AT,
-  };
+  });
 }
 
 describe("the operation log counts a write's sends", () => {

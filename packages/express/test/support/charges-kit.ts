@@ -32,6 +32,18 @@ export function pendingCharge(overrides: Partial<ChargeRecord> = {}): ChargeReco
   };
 }
 
+/** An authorized manual-capture charge (its authorization and order ids known), with `overrides`. */
+export function authorizedCharge(overrides: Partial<ChargeRecord> = {}): ChargeRecord {
+  return pendingCharge({
+    authorizationId: "0b7a4e0c-1111-4a4a-8a8a-000000000001",
+    orderId: "0b7a4e0c-2222-4a4a-8a8a-000000000002",
+    status: "authorized",
+    captureMode: "Manual",
+    version: 3,
+    ...overrides,
+  });
+}
+
 /**
  * `Charges` over `store`; the alerts it raises are pushed to `alerts` (one list can serve several
  * instances sharing a store).
