@@ -1,8 +1,5 @@
-import type { MedusaContainer } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { expect, it } from "vitest";
-import purchaseAuthOrderCanceled from "../src/subscribers/purchase-auth-order-canceled";
-import { cancelMedusaOrder } from "./support/canceled-order";
+import { cancelMedusaOrder, orderCanceledSubscriber } from "./support/canceled-order";
 import { orderLinkTable } from "./support/reconcile-job";
 import { syncProviderTests } from "./support/sync-provider-tests";
 
@@ -57,41 +54,9 @@ syncProviderTests("cancel-payment", (t) => {
     return order;
   }
 
-  /** The order-canceled subscriber for the order of `session`'s collection (its one payment). */
-  async function orderCanceledSubscriber(
-    session: { id: string; payment_collection_id: string },
-    paymentId: string,
-  ) {
-    const medusaOrderId = `order_${session.payment_collection_id}`;
-    const query = {
-      graph: async () => ({
-        data: [
-          {
-            id: medusaOrderId,
-            payment_collections: [
-              {
-                payments: await payment.listPayments({ id: paymentId }, { relations: ["captures"] }),
-                payment_sessions: await payment.listPaymentSessions({ id: session.id }),
-              },
-            ],
-          },
-        ],
-      }),
-    };
-    const container = {
-      resolve: (key: string) =>
-        key === ContainerRegistrationKeys.QUERY ? query : t.container().resolve(key),
-    } as unknown as MedusaContainer;
-    await purchaseAuthOrderCanceled({
-      event: { name: "order.canceled", data: { id: medusaOrderId } },
-      container,
-      pluginOptions: {},
-    } as never);
-  }
-
   it("the order-canceled subscriber cancels a payment the order cancel left live", async () => {
     const { session, paymentId, orderId } = await orderCanceledWithPaymentLive(32);
-    await orderCanceledSubscriber(session, paymentId);
+    await orderCanceledSubscriber(payment, t.container(), session.payment_collection_id);
     expect(await canceledAt(paymentId)).not.toBeNull();
     expect(t.serviceOrder(orderId)?.status).toBe("Cancelled");
   });
@@ -105,7 +70,7 @@ syncProviderTests("cancel-payment", (t) => {
     // service captured) and cancels the order anyway.
     await expect(payment.cancelPayment(paymentId)).rejects.toThrow(/refund it instead/);
     await cancelMedusaOrder(payment, t.medusaApp, session.payment_collection_id);
-    await orderCanceledSubscriber(session, paymentId);
+    await orderCanceledSubscriber(payment, t.container(), session.payment_collection_id);
     expect(t.serviceOrder(orderId)).toMatchObject({ status: "Returned", refundedAmount: "34.00" });
     const paid = await payment.retrievePayment(paymentId, { relations: ["captures", "refunds"] });
     expect(paid.captures?.map((c) => Number(c.amount))).toEqual([34]);

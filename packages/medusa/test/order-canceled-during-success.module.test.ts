@@ -1,8 +1,6 @@
-import type { MedusaContainer } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { expect, it } from "vitest";
-import purchaseAuthOrderCanceled from "../src/subscribers/purchase-auth-order-canceled";
 import { asyncProviderTests } from "./support/async-provider-tests";
+import { runOrderCanceledSubscriber } from "./support/canceled-order";
 import { deliverWebhook, succeededEventOf } from "./support/lost-answer";
 import { jobContainer, orderLinkTable } from "./support/reconcile-job";
 
@@ -46,14 +44,7 @@ asyncProviderTests(
         },
       };
       const base = jobContainer(payment, medusaApp, logger);
-      const container = {
-        resolve: (key: string) => (key === ContainerRegistrationKeys.QUERY ? query : base.resolve(key)),
-      } as unknown as MedusaContainer;
-      await purchaseAuthOrderCanceled({
-        event: { name: "order.canceled", data: { id: medusaOrderId } },
-        container,
-        pluginOptions: {},
-      } as never);
+      await runOrderCanceledSubscriber(base, medusaOrderId, query);
 
       const [after] = await payment.listPaymentSessions({ id: session.id });
       expect(after?.data).toMatchObject({ state: "authorized", order_id: succeeded.data.orderId });

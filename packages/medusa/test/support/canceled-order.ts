@@ -82,6 +82,15 @@ export async function orderCanceledSubscriber(
       ],
     }),
   };
+  await runOrderCanceledSubscriber(container, medusaOrderId, query);
+}
+
+/** Medusa's order.canceled for `medusaOrderId` handed to the subscriber, its query answered by `query`. */
+export async function runOrderCanceledSubscriber(
+  container: MedusaContainer,
+  medusaOrderId: string,
+  query: { graph: () => Promise<unknown> },
+): Promise<void> {
   const withQuery = {
     resolve: (key: string) => (key === ContainerRegistrationKeys.QUERY ? query : container.resolve(key)),
   } as unknown as MedusaContainer;
