@@ -154,7 +154,7 @@ export function formatReport(results: BenchResults): string {
   if (express) {
     const { settings } = express;
     lines.push(
-      `express: adapter POST /charges vs bare route calling core (raw undici → app process → sandbox): median of ${settings.rounds} interleaved rounds × ${count(settings.operations)} ops per cell`,
+      `express: adapter POST /charges vs bare route calling core (raw undici → app process → sandbox): ${settings.rounds} interleaved rounds × ${count(settings.operations)} ops per cell, medians of the rounds`,
       `  ${"variant".padEnd(11)} ${"c".padStart(3)} ${"ops/s".padStart(8)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"app µs/op".padStart(13)} ${"app CPU".padStart(11)} ${"sandbox CPU".padStart(12)}`,
     );
     for (const concurrency of settings.concurrencies) {
@@ -165,11 +165,12 @@ export function formatReport(results: BenchResults): string {
       }
     }
     lines.push(
-      `  ratios (goals: throughput adapter/bare ≥ ${GOALS.adapterOverBareAtLeast}, app CPU per op adapter/bare ≤ ${GOALS.adapterCpuOverBareAtMost})`,
+      `  ratios pooled over the rounds, [90% interval] (goals: throughput adapter/bare ≥ ${GOALS.adapterOverBareAtLeast}, app CPU per op adapter/bare ≤ ${GOALS.adapterCpuOverBareAtMost})`,
     );
+    const interval = ([low, high]: [number, number]) => `[${fixed(low)}–${fixed(high)}]`;
     for (const ratio of express.ratios) {
       lines.push(
-        `  c=${String(ratio.concurrency).padEnd(3)} adapter/bare ${fixed(ratio.adapterOverBare)} ${mark(ratio.adapterOverBare >= GOALS.adapterOverBareAtLeast).padEnd(6)}  app CPU per op adapter/bare ${fixed(ratio.adapterCpuOverBare)} ${mark(ratio.adapterCpuOverBare <= GOALS.adapterCpuOverBareAtMost)}`,
+        `  c=${String(ratio.concurrency).padEnd(3)} adapter/bare ${fixed(ratio.adapterOverBare)} ${interval(ratio.adapterOverBareInterval)} ${mark(ratio.adapterOverBare >= GOALS.adapterOverBareAtLeast).padEnd(6)}  app CPU per op adapter/bare ${fixed(ratio.adapterCpuOverBare)} ${interval(ratio.adapterCpuOverBareInterval)} ${mark(ratio.adapterCpuOverBare <= GOALS.adapterCpuOverBareAtMost)}`,
       );
     }
     lines.push(

@@ -4,6 +4,7 @@ import { forkRpcChild, type RpcChild } from "../child-rpc.js";
 import { CHARGE_PATHS, type ExpressVariantName, SESSION_HEADER, SESSION_ID } from "../express-apps.js";
 import type { ExpressProcessInput, ExpressProcessMethod } from "../express-process.js";
 import { type CellResult, median, rotate, runCell } from "../measure.js";
+import { pairedRatio } from "../paired-ratio.js";
 import type { SandboxHost } from "../sandbox-host.js";
 import { MAX_CONNECTIONS } from "../variants/variant.js";
 import type { ThroughputSettings } from "./create-throughput.js";
@@ -39,10 +40,12 @@ export interface ExpressAdapterCell {
 
 export interface ExpressAdapterRatio {
   concurrency: number;
-  /** Throughput, adapter / bare (goal ≥ 0.9, `GOALS` in report.ts). */
+  /** Throughput, adapter / bare, pooled over the rounds (goal ≥ 0.9, `GOALS` in report.ts). */
   adapterOverBare: number;
-  /** App CPU per request, adapter / bare. */
+  adapterOverBareInterval: [number, number];
+  /** App CPU per request, adapter / bare, pooled over the rounds (goal ≤ 1.1). */
   adapterCpuOverBare: number;
+  adapterCpuOverBareInterval: [number, number];
 }
 
 export interface ExpressAdapterResult {
@@ -187,20 +190,35 @@ export async function measureExpressAdapter(
   }
 }
 
+/**
+ * Each cell's ratios pooled over its rounds, round i of the adapter paired with round i of the bare
+ * route (run one right after the other): see paired-ratio.ts for why pooled.
+ */
 function ratiosOf(
   cells: readonly ExpressAdapterCell[],
   concurrencies: readonly number[],
 ): ExpressAdapterRatio[] {
-  const find = (variant: ExpressVariantName, concurrency: number) =>
-    cells.find((cell) => cell.variant === variant && cell.concurrency === concurrency);
+  const roundsOf = (variant: ExpressVariantName, concurrency: number) =>
+    cells.find((cell) => cell.variant === variant && cell.concurrency === concurrency)?.rounds ?? [];
   return concurrencies.map((concurrency) => {
-    const adapter = find("adapter", concurrency);
-    const bare = find("bare", concurrency);
+    const adapter = roundsOf("adapter", concurrency);
+    const bare = roundsOf("bare", concurrency);
+    // Every round runs the same number of requests: Σ µs/op is in proportion to Σ CPU time, and
+    // Σ seconds/op to Σ wall time, so bare seconds over adapter seconds is the throughput ratio.
+    const cpu = pairedRatio(
+      adapter.map((round) => round.appCpuMicrosPerOp),
+      bare.map((round) => round.appCpuMicrosPerOp),
+    );
+    const throughput = pairedRatio(
+      bare.map((round) => 1 / round.opsPerSec),
+      adapter.map((round) => 1 / round.opsPerSec),
+    );
     return {
       concurrency,
-      adapterOverBare: (adapter?.opsPerSec ?? Number.NaN) / (bare?.opsPerSec ?? Number.NaN),
-      adapterCpuOverBare:
-        (adapter?.appCpuMicrosPerOp ?? Number.NaN) / (bare?.appCpuMicrosPerOp ?? Number.NaN),
+      adapterOverBare: throughput.ratio,
+      adapterOverBareInterval: throughput.interval,
+      adapterCpuOverBare: cpu.ratio,
+      adapterCpuOverBareInterval: cpu.interval,
     };
   });
 }
