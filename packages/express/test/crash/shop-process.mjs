@@ -44,6 +44,14 @@ const router = purchaseAuth({
     ? { authorizeMerchant: (req) => req.get("x-merchant-key") === process.env.MERCHANT_KEY }
     : {}),
   reconcileIntervalMs: 250,
+  // Short enough that the reconciler settles a lost merchant write within a test (it waits
+  // `timeoutMs` after a write's last send); the router's defaults otherwise.
+  ...(process.env.ROUTER_TIMEOUT_MS ? { timeoutMs: Number(process.env.ROUTER_TIMEOUT_MS) } : {}),
+  ...(process.env.RESEND_WINDOW_MS ? { resendWindowMs: Number(process.env.RESEND_WINDOW_MS) } : {}),
+  // One line per alert on stdout, for the test to count (processes.ts reads them).
+  onAlert: (alert) => {
+    process.stdout.write(`alert ${JSON.stringify(alert)}\n`);
+  },
   logger: {},
   resolveCustomer: (req) => customers.get(req.get("x-session") ?? "") ?? null,
   buildOrder: (req, { cartId }) => {
