@@ -33,6 +33,8 @@ const router = purchaseAuth({
     retryBaseDelayMs: 5,
     retryMaxDelayMs: 50,
     timeoutMs: 2_000,
+    // Fewer retries inside one send let more of the faults reach the back office as a 5xx.
+    ...(process.env.CLIENT_MAX_RETRIES ? { maxRetries: Number(process.env.CLIENT_MAX_RETRIES) } : {}),
   },
   store,
   webhookSecret: env("WEBHOOK_SECRET"),
