@@ -12,7 +12,7 @@ import {
   startSandboxProcess,
 } from "./processes.js";
 
-// What both crash tests set up: the sandbox in a process with one merchant, then the shop in a
+// What the crash tests set up: the sandbox in a process with one merchant, then the shop in a
 // process on a schema of its own, with its customers and carts, receiving the merchant's webhooks.
 
 export interface Merchant {

@@ -85,26 +85,39 @@ export interface ShopProcess {
   start(): Promise<void>;
   /** How many times it was killed. */
   readonly kills: number;
+  /** True from the moment it is ready until it is killed. */
+  readonly up: boolean;
+  /** The alerts (`onAlert`) its runs printed, one `alert {json}` line each. */
+  readonly alerts: readonly unknown[];
 }
 
 export function shopProcess(port: number, env: Record<string, string>): ShopProcess {
   let child: ChildProcess | undefined;
   let kills = 0;
+  let up = false;
+  const alerts: unknown[] = [];
   return {
     url: `http://127.0.0.1:${port}`,
     get kills() {
       return kills;
     },
+    get up() {
+      return up;
+    },
+    alerts,
     async start() {
       child = spawn(process.execPath, [SHOP_PROCESS], {
         env: { ...process.env, ...env, PORT: String(port) },
         stdio: ["ignore", "pipe", "pipe"],
       });
+      readAlerts(child, alerts);
       await started(child, "ready");
+      up = true;
     },
     async kill() {
       const running = child;
       child = undefined;
+      up = false;
       if (running === undefined || running.exitCode !== null) return;
       const exited = once(running, "exit");
       running.kill("SIGKILL");
@@ -112,4 +125,14 @@ export function shopProcess(port: number, env: Record<string, string>): ShopProc
       kills++;
     },
   };
+}
+
+/** Collects the child's `alert {json}` lines into `alerts` (a line cut by a SIGKILL is dropped). */
+function readAlerts(child: ChildProcess, alerts: unknown[]): void {
+  let pending = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    const lines = (pending + chunk.toString()).split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) if (line.startsWith("alert ")) alerts.push(JSON.parse(line.slice(6)));
+  });
 }

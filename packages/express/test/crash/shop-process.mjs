@@ -33,6 +33,8 @@ const router = purchaseAuth({
     retryBaseDelayMs: 5,
     retryMaxDelayMs: 50,
     timeoutMs: 2_000,
+    // Fewer retries inside one send let more of the faults reach the back office as a 5xx.
+    ...(process.env.CLIENT_MAX_RETRIES ? { maxRetries: Number(process.env.CLIENT_MAX_RETRIES) } : {}),
   },
   store,
   webhookSecret: env("WEBHOOK_SECRET"),
@@ -44,6 +46,14 @@ const router = purchaseAuth({
     ? { authorizeMerchant: (req) => req.get("x-merchant-key") === process.env.MERCHANT_KEY }
     : {}),
   reconcileIntervalMs: 250,
+  // Short enough that the reconciler settles a lost merchant write within a test (it waits
+  // `timeoutMs` after a write's last send); the router's defaults otherwise.
+  ...(process.env.ROUTER_TIMEOUT_MS ? { timeoutMs: Number(process.env.ROUTER_TIMEOUT_MS) } : {}),
+  ...(process.env.RESEND_WINDOW_MS ? { resendWindowMs: Number(process.env.RESEND_WINDOW_MS) } : {}),
+  // One line per alert on stdout, for the test to count (processes.ts reads them).
+  onAlert: (alert) => {
+    process.stdout.write(`alert ${JSON.stringify(alert)}\n`);
+  },
   logger: {},
   resolveCustomer: (req) => customers.get(req.get("x-session") ?? "") ?? null,
   buildOrder: (req, { cartId }) => {
