@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net";
+import { AllocationSampler } from "./allocation-sampler.js";
 import { cpuMicrosOfThisProcess, serveRpc } from "./child-rpc.js";
 import { EXPRESS_APPS, type ExpressVariantName } from "./express-apps.js";
 import type { ShopCredentials } from "./wire.js";
@@ -12,7 +13,12 @@ export interface ExpressProcessInput {
   shop: ShopCredentials;
 }
 
-export type ExpressProcessMethod = "cpuMicros" | "heapAfterGc" | "charges";
+export type ExpressProcessMethod =
+  | "cpuMicros"
+  | "heapAfterGc"
+  | "charges"
+  | "startAllocationSampling"
+  | "stopAllocationSampling";
 
 const input = JSON.parse(process.argv[2] ?? "{}") as ExpressProcessInput;
 const variant = EXPRESS_APPS[input.variant](input.shop);
@@ -22,6 +28,7 @@ await new Promise<void>((resolve, reject) => {
   server.once("error", reject);
 });
 const { port } = server.address() as AddressInfo;
+const allocations = new AllocationSampler();
 
 serveRpc(
   `http://127.0.0.1:${port}`,
@@ -33,6 +40,8 @@ serveRpc(
       return process.memoryUsage().heapUsed;
     },
     charges: () => variant.charges(),
+    startAllocationSampling: () => allocations.start(),
+    stopAllocationSampling: () => allocations.stop(),
   } satisfies Record<ExpressProcessMethod, () => unknown>,
   async () => {
     server.closeAllConnections();

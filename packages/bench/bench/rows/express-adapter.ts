@@ -54,7 +54,15 @@ export interface ExpressAdapterResult {
   ratios: ExpressAdapterRatio[];
   /** Each app process's heap after two full GCs at the end of the row, and the charges it made. */
   appHeapAtEnd: Array<{ variant: ExpressVariantName; heapBytes: number; charges: number }>;
+  /**
+   * Bytes each app allocated per charge on the V8 heap (collected objects included), sampled over
+   * `ALLOCATION_CHARGES` charges at c = 16 after the rounds: the load-independent side of its cost.
+   */
+  allocatedBytesPerCharge: Array<{ variant: ExpressVariantName; bytes: number }>;
 }
+
+/** Charges per app sampled for `allocatedBytesPerCharge`. */
+const ALLOCATION_CHARGES = 2_000;
 
 interface LoadedApp {
   name: ExpressVariantName;
@@ -184,7 +192,16 @@ export async function measureExpressAdapter(
         charges: await app.child.call<number>("charges"),
       });
     }
-    return { settings, cells, ratios: ratiosOf(cells, settings.concurrencies), appHeapAtEnd };
+    const allocatedBytesPerCharge: ExpressAdapterResult["allocatedBytesPerCharge"] = [];
+    const charges = Math.min(ALLOCATION_CHARGES, settings.operations * 4);
+    for (const app of apps) {
+      await app.child.call("startAllocationSampling");
+      await runCell(app.charge, { operations: charges, concurrency: 16 });
+      const bytes = await app.child.call<number>("stopAllocationSampling");
+      allocatedBytesPerCharge.push({ variant: app.name, bytes: bytes / charges });
+    }
+    const ratios = ratiosOf(cells, settings.concurrencies);
+    return { settings, cells, ratios, appHeapAtEnd, allocatedBytesPerCharge };
   } finally {
     for (const app of apps) await app.close();
   }
