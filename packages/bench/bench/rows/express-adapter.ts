@@ -211,7 +211,7 @@ export async function measureExpressAdapter(
  * Each cell's ratios pooled over its rounds, round i of the adapter paired with round i of the bare
  * route (run one right after the other): see paired-ratio.ts for why pooled.
  */
-function ratiosOf(
+export function ratiosOf(
   cells: readonly ExpressAdapterCell[],
   concurrencies: readonly number[],
 ): ExpressAdapterRatio[] {

@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { Agent, request } from "undici";
 import { forkRpcChild } from "../child-rpc.js";
 import { type CellResult, median, runCell } from "../measure.js";
-import { BENCH_SANDBOX_OPTIONS, type SandboxHost } from "../sandbox-host.js";
+import type { SandboxHost } from "../sandbox-host.js";
 import { rawUndiciVariant } from "../variants/raw-undici.js";
 import { MAX_CONNECTIONS } from "../variants/variant.js";
 import { fetchAccessToken, type ShopCredentials } from "../wire.js";
@@ -41,7 +41,7 @@ interface Target {
 
 export async function measureSandboxCapacity(
   host: SandboxHost,
-  settings: { operations: number; rounds: number; concurrency: number },
+  settings: { operations: number; rounds: number; concurrency: number; storesToFill: number },
 ): Promise<CapacityCell[]> {
   const shop = await host.openShop();
   const agent = new Agent({ connections: MAX_CONNECTIONS });
@@ -91,7 +91,7 @@ export async function measureSandboxCapacity(
         ],
         // The stores full before the first round, as in a long load test: otherwise a run of this row
         // alone (BENCH_ONLY=capacity) measured 15,000 creates into stores of 20,000 still growing.
-        { ...settings, warmup: (BENCH_SANDBOX_OPTIONS.maxStoredObjects ?? 0) + settings.operations / 4 },
+        { ...settings, warmup: settings.storesToFill + settings.operations / 4 },
       )),
     );
     return cells;
