@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -50,7 +50,8 @@ export async function startCrashShop(input: {
   env?: Record<string, string>;
 }): Promise<CrashShop> {
   const { sandbox, merchant, webhookSecret } = input;
-  const shopFile = join(mkdtempSync(join(tmpdir(), "purchase-auth-crash-")), "shop.json");
+  const shopDirectory = mkdtempSync(join(tmpdir(), "purchase-auth-crash-"));
+  const shopFile = join(shopDirectory, "shop.json");
   writeFileSync(shopFile, JSON.stringify(input.shop));
   const databaseUrl = inject("databaseUrl");
   const schema = `express_crash_${randomBytes(5).toString("hex")}`;
@@ -79,6 +80,7 @@ export async function startCrashShop(input: {
     schema,
     async close() {
       await shop.kill();
+      rmSync(shopDirectory, { recursive: true, force: true }); // its customers' tokens
       await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await admin.end();
     },

@@ -77,29 +77,38 @@ export async function startPaidCharges(
     carts[cartId] = { customerId: customer.customerId, reference, items: [ITEM] };
     orders.push({ session: customer.session, cartId, reference });
   }
-  const crashShop = await startCrashShop({
-    ...started,
-    shop: { customers, carts },
-    webhookSecret: WEBHOOK_SECRET,
-    env: { CAPTURE_MODE: "Manual", MERCHANT_KEY, ...env },
-  });
+  let crashShop: CrashShop | undefined;
   const paid: Paid[] = [];
-  for (const order of orders) {
-    const answer = await post(
-      crashShop.shop,
-      "/payments/charges",
-      { "x-session": order.session },
-      { cartId: order.cartId },
-    );
-    expect(answer?.body.status).toBe("authorized");
-    paid.push({ reference: order.reference, authorizationId: answer!.body.authorizationId });
+  try {
+    crashShop = await startCrashShop({
+      ...started,
+      shop: { customers, carts },
+      webhookSecret: WEBHOOK_SECRET,
+      env: { CAPTURE_MODE: "Manual", MERCHANT_KEY, ...env },
+    });
+    for (const order of orders) {
+      const answer = await post(
+        crashShop.shop,
+        "/payments/charges",
+        { "x-session": order.session },
+        { cartId: order.cartId },
+      );
+      expect(answer?.body.status).toBe("authorized");
+      paid.push({ reference: order.reference, authorizationId: answer!.body.authorizationId });
+    }
+  } catch (error) {
+    // The caller gets nothing to close: no shop, reconciler or schema may outlive a failed start.
+    await crashShop?.close().catch(() => undefined);
+    sandbox.kill();
+    throw error;
   }
+  const shop = crashShop;
   return {
     sandbox,
-    crashShop,
+    crashShop: shop,
     paid,
     async close() {
-      await crashShop.close();
+      await shop.close();
       sandbox.kill();
     },
   };
@@ -143,9 +152,13 @@ export function postMerchantWrite(
   );
 }
 
-export async function injectOrderWriteFaults(sandbox: SandboxProcess): Promise<void> {
+/** The shared faults on the order writes, and `more` of a test's own. */
+export async function injectOrderWriteFaults(
+  sandbox: SandboxProcess,
+  more: ReadonlyArray<Record<string, unknown>> = [],
+): Promise<void> {
   const writes = { method: "POST", path: "/manage/orders/" };
-  for (const fault of ORDER_WRITE_FAULTS) {
+  for (const fault of [...ORDER_WRITE_FAULTS, ...more]) {
     await sandbox.control("POST", "/sandbox/faults", { ...fault, match: writes });
   }
 }
