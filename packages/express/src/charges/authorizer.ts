@@ -139,7 +139,7 @@ export class Authorizer {
               attempt: charge.attempt,
             }
           : { kind: "accepted", authorizationId: result.authorizationId, attempt: charge.attempt };
-      return (await charges.applyTo(charge, news)) ?? charge;
+      return (await charges.applyTo(charge, news)).charge ?? charge;
     } catch (error) {
       // The service (or core, by its own clock) says the key is past its window: unknowable now.
       if (isPastIdempotencyWindow(error)) {
