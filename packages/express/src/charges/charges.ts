@@ -296,7 +296,10 @@ export class Charges {
       let next = current;
       for (const item of news) {
         const alert = lostAuthorizationAlert(next, item);
-        if (alert) (alerts ??= []).push(alert);
+        if (alert) {
+          alerts ??= [];
+          alerts.push(alert);
+        }
         next = advance(next, item, now) ?? next;
       }
       if (next === current) return undefined;
@@ -306,7 +309,8 @@ export class Charges {
     });
     // One alert per authorization per change: its authorization.succeeded and a folded order event
     // both say the same money may be held.
-    if (alerts !== undefined) for (const alert of uniqueByAuthorization(alerts)) await this.#deps.alert(alert);
+    if (alerts !== undefined)
+      for (const alert of uniqueByAuthorization(alerts)) await this.#deps.alert(alert);
     return result;
   }
 

@@ -94,13 +94,17 @@ function finish(req: Request, error: Error | null, text?: string): void {
   // What is left unread is drained, so the connection can carry the error answer.
   if (error) {
     req.resume();
-    return read.next(error);
+    read.next(error);
+    return;
   }
+  let body: unknown;
   try {
-    req.body = parseStrictJson(text!);
+    body = parseStrictJson(text!);
   } catch (parseError) {
-    return read.next(parseError);
+    read.next(parseError);
+    return;
   }
+  req.body = body;
   read.next();
 }
 
