@@ -109,8 +109,12 @@ export class Charges {
     if (!learntAuthorizationId || !charge) return { charge, eventsApplied };
     // Events that arrived between the read above and the change: applied one by one. (A parked
     // event whose listener just failed waits for the next trigger.)
+    // Read here rather than in #applyWaitingEvents: when none waits (nearly always), one async
+    // call and its await less per charge (~0.4 KiB).
+    const waitingEvents = await this.#deps.store.unappliedEvents(charge.authorizationId!);
+    if (waitingEvents.length === 0) return { charge, eventsApplied };
     const skip = parked.length === 0 ? undefined : new Set(parked.map((stored) => stored.id));
-    const waiting = await this.#applyWaitingEvents(charge, skip);
+    const waiting = await this.#applyStoredEvents(charge, waitingEvents, skip);
     return { charge: waiting.charge, eventsApplied: eventsApplied + waiting.eventsApplied };
   }
 
@@ -240,13 +244,19 @@ export class Charges {
     return this.#applyWaitingEvents(charge);
   }
 
-  async #applyWaitingEvents(
+  async #applyWaitingEvents(charge: ChargeRecord): Promise<AppliedEvents<ChargeRecord>> {
+    return this.#applyStoredEvents(charge, await this.#deps.store.unappliedEvents(charge.authorizationId!));
+  }
+
+  /** Applies the charge's waiting events (as read from the store), but those in `skip`. */
+  async #applyStoredEvents(
     charge: ChargeRecord,
+    events: readonly StoredWebhookEvent[],
     skip?: ReadonlySet<string>,
   ): Promise<AppliedEvents<ChargeRecord>> {
     let latest = charge;
     let eventsApplied = 0;
-    for (const stored of await this.#deps.store.unappliedEvents(charge.authorizationId!)) {
+    for (const stored of events) {
       if (skip?.has(stored.id)) continue;
       try {
         const applied = await this.#applyEvent(charge.reference, stored.event);
