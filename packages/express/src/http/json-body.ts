@@ -67,7 +67,7 @@ interface BodyRead {
  * The bodies being read, by request. The listeners below are module functions that find their
  * read by `this` (the request emitting): closures per request cost ~0.5 KiB per charge.
  */
-const reads = new Map<Request, BodyRead>();
+const reads = new WeakMap<Request, BodyRead>(); // weak: a request never ended cannot be kept
 
 /**
  * Collects exactly `length` bytes, as text, and parses them into `req.body`; a shorter or longer
