@@ -27,7 +27,7 @@ describe("the caller's copy as the first guess", () => {
     const authorizationId = randomUUID();
     const orderId = randomUUID();
 
-    const updated = await charges.applyTo(stored, {
+    const { charge: updated } = await charges.applyTo(stored, {
       kind: "authorized",
       authorizationId,
       orderId,
@@ -47,7 +47,7 @@ describe("the caller's copy as the first guess", () => {
     // A webhook got there first: authorized (manual news), version 2.
     await charges.apply(stale.reference, { kind: "authorized", authorizationId, orderId, captured: false });
 
-    const updated = await charges.applyTo(stale, {
+    const { charge: updated } = await charges.applyTo(stale, {
       kind: "order",
       authorizationId,
       orderId,
@@ -67,7 +67,7 @@ describe("the caller's copy as the first guess", () => {
     await charges.startNextAttempt(created.reference, ORDER);
 
     // News for attempt 2 changes nothing on attempt 1's copy, but fails attempt 2 as stored.
-    const updated = await charges.applyTo(attemptOne, {
+    const { charge: updated } = await charges.applyTo(attemptOne, {
       kind: "failed",
       reason: "PAYMENT_DENIED",
       attempt: 2,

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AuthorizationRequest } from "@purchase-auth/core";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, orderFingerprint } from "../src/charges/order-fingerprint.js";
 
@@ -80,6 +81,47 @@ describe("orderFingerprint", () => {
       });
       expect(orderFingerprint(request, amount)).toBe(createHash("sha256").update(canonical).digest("hex"));
     }
+  });
+});
+
+describe("orderFingerprint on generated orders", () => {
+  // A plain order (the one core's checks give) is hashed from one JSON.stringify with a sorted
+  // property list; any other shape from the canonical form built by hand. Both must be the
+  // reference's hash, for every text (quotes, escapes, astral and lone surrogates, U+2028).
+  const text = fc.oneof(fc.string(), fc.string({ unit: "grapheme" }), fc.string({ unit: "binary" }));
+  const item = fc.record(
+    { id: text, description: text, unitPrice: text, quantity: text, vat: text },
+    { requiredKeys: ["id", "description", "unitPrice", "quantity"] },
+  );
+  const odd = fc.oneof(fc.constant({ extra: "key" }), fc.constant({ id: 1 }), fc.constant(null));
+  it("is the SHA-256 of the reference canonical form", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof({ weight: 9, arbitrary: item }, { weight: 1, arbitrary: odd }), { maxLength: 4 }),
+        fc.constantFrom("EUR", "SEK"),
+        fc.option(fc.constantFrom("Auto", "Manual"), { nil: undefined }),
+        fc.option(text, { nil: undefined }),
+        text,
+        (items, currency, captureMode, storeId, amount) => {
+          const request = {
+            customerToken: TOKEN,
+            ...(storeId === undefined ? {} : { storeId }),
+            order: { items, currency, ...(captureMode === undefined ? {} : { captureMode }) },
+          } as unknown as AuthorizationRequest;
+          const canonical = referenceCanonicalJson({
+            amount,
+            currency,
+            captureMode: captureMode ?? null,
+            storeId: storeId ?? null,
+            items,
+          });
+          expect(orderFingerprint(request, amount)).toBe(
+            createHash("sha256").update(canonical).digest("hex"),
+          );
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
 

@@ -104,8 +104,12 @@ export class Authorizer {
     const slot = slotOf(charge);
     let call = this.#inFlight.get(slot);
     if (!call) {
-      call = this.#send(charge, request, sending).finally(() => this.#inFlight.delete(slot));
+      call = this.#send(charge, request, sending);
       this.#inFlight.set(slot, call);
+      // Not `.finally()`: it costs two promises and three closures more per charge (~0.4 KiB). The
+      // slot is forgotten before the caller resumes (this reaction is registered first).
+      const forget = () => this.#inFlight.delete(slot);
+      call.then(forget, forget);
     }
     return call;
   }
@@ -135,7 +139,7 @@ export class Authorizer {
               attempt: charge.attempt,
             }
           : { kind: "accepted", authorizationId: result.authorizationId, attempt: charge.attempt };
-      return (await charges.applyTo(charge, news)) ?? charge;
+      return (await charges.applyTo(charge, news)).charge ?? charge;
     } catch (error) {
       // The service (or core, by its own clock) says the key is past its window: unknowable now.
       if (isPastIdempotencyWindow(error)) {

@@ -70,8 +70,9 @@ export class Charges {
    * `apply` to a charge the caller holds as it was stored (the one it just sent): that copy is the
    * compare-and-set's first guess, one store read less when nobody changed the charge meanwhile.
    */
-  async applyTo(charge: ChargeRecord, ...news: ChargeNews[]): Promise<ChargeRecord | undefined> {
-    return (await this.#applyWithParked(charge.reference, news, undefined, charge)).charge;
+  applyTo(charge: ChargeRecord, ...news: ChargeNews[]): Promise<AppliedEvents> {
+    // The caller reads `.charge`: an async layer here cost a promise and an await per charge.
+    return this.#applyWithParked(charge.reference, news, undefined, charge);
   }
 
   /**
@@ -108,8 +109,12 @@ export class Charges {
     if (!learntAuthorizationId || !charge) return { charge, eventsApplied };
     // Events that arrived between the read above and the change: applied one by one. (A parked
     // event whose listener just failed waits for the next trigger.)
+    // Read here rather than in #applyWaitingEvents: when none waits (nearly always), one async
+    // call and its await less per charge (~0.4 KiB).
+    const waitingEvents = await this.#deps.store.unappliedEvents(charge.authorizationId!);
+    if (waitingEvents.length === 0) return { charge, eventsApplied };
     const skip = parked.length === 0 ? undefined : new Set(parked.map((stored) => stored.id));
-    const waiting = await this.#applyWaitingEvents(charge, skip);
+    const waiting = await this.#applyStoredEvents(charge, waitingEvents, skip);
     return { charge: waiting.charge, eventsApplied: eventsApplied + waiting.eventsApplied };
   }
 
@@ -239,13 +244,19 @@ export class Charges {
     return this.#applyWaitingEvents(charge);
   }
 
-  async #applyWaitingEvents(
+  async #applyWaitingEvents(charge: ChargeRecord): Promise<AppliedEvents<ChargeRecord>> {
+    return this.#applyStoredEvents(charge, await this.#deps.store.unappliedEvents(charge.authorizationId!));
+  }
+
+  /** Applies the charge's waiting events (as read from the store), but those in `skip`. */
+  async #applyStoredEvents(
     charge: ChargeRecord,
+    events: readonly StoredWebhookEvent[],
     skip?: ReadonlySet<string>,
   ): Promise<AppliedEvents<ChargeRecord>> {
     let latest = charge;
     let eventsApplied = 0;
-    for (const stored of await this.#deps.store.unappliedEvents(charge.authorizationId!)) {
+    for (const stored of events) {
       if (skip?.has(stored.id)) continue;
       try {
         const applied = await this.#applyEvent(charge.reference, stored.event);
@@ -287,14 +298,18 @@ export class Charges {
   }
 
   async #applyNews(reference: string, news: ChargeNews[], guess?: ChargeRecord) {
-    let alerts: PaymentAlert[] = [];
+    // Allocated only when there is an alert (almost never): two arrays less per change.
+    let alerts: PaymentAlert[] | undefined;
     const result = await this.#update(reference, guess, (current) => {
       const now = this.#date();
-      alerts = [];
+      alerts = undefined;
       let next = current;
       for (const item of news) {
         const alert = lostAuthorizationAlert(next, item);
-        if (alert) alerts.push(alert);
+        if (alert) {
+          alerts ??= [];
+          alerts.push(alert);
+        }
         next = advance(next, item, now) ?? next;
       }
       if (next === current) return undefined;
@@ -304,7 +319,8 @@ export class Charges {
     });
     // One alert per authorization per change: its authorization.succeeded and a folded order event
     // both say the same money may be held.
-    for (const alert of uniqueByAuthorization(alerts)) await this.#deps.alert(alert);
+    if (alerts !== undefined)
+      for (const alert of uniqueByAuthorization(alerts)) await this.#deps.alert(alert);
     return result;
   }
 

@@ -16,7 +16,49 @@ export function orderFingerprint(request: AuthorizationRequest, amount: string):
     storeId: request.storeId ?? null,
   };
   // One-shot: a Hash object per charge costs twice as much.
-  return hash("sha256", objectJson(fields, FINGERPRINT_SHAPE), "hex");
+  const json = isPlainOrder(fields)
+    ? JSON.stringify(fields, SORTED_KEYS)
+    : objectJson(fields, FINGERPRINT_SHAPE);
+  return hash("sha256", json, "hex");
+}
+
+const FIELD_KEYS: readonly string[] = ["amount", "captureMode", "currency", "items", "storeId"];
+const ITEM_KEYS: readonly string[] = ["description", "id", "quantity", "unitPrice", "vat"];
+
+/**
+ * Every key of a plain order, sorted: given as JSON.stringify's property list, it writes every
+ * object's keys in this order, which is `canonicalJson` for such an order in one string (the
+ * concatenations cost ~1 KiB per charge).
+ */
+const SORTED_KEYS = [...FIELD_KEYS, ...ITEM_KEYS].sort();
+
+/**
+ * True for the orders core's checks produce: string (or null) fields, items of plain objects whose
+ * own keys are item keys with string values, and no key of the list inherited (else the property
+ * list would read it).
+ */
+function isPlainOrder(fields: Record<string, unknown>): boolean {
+  for (let index = 0; index < SORTED_KEYS.length; index++) {
+    if (SORTED_KEYS[index]! in Object.prototype) return false;
+  }
+  const { items } = fields;
+  if (!Array.isArray(items)) return false;
+  for (let index = 0; index < items.length; index++) {
+    const item: unknown = items[index];
+    if (typeof item !== "object" || item === null || Object.getPrototypeOf(item) !== Object.prototype) {
+      return false;
+    }
+    for (const key in item) {
+      if (!ITEM_KEYS.includes(key) || typeof (item as Record<string, unknown>)[key] !== "string")
+        return false;
+    }
+  }
+  return (
+    typeof fields.amount === "string" &&
+    typeof fields.currency === "string" &&
+    (fields.captureMode === null || typeof fields.captureMode === "string") &&
+    (fields.storeId === null || typeof fields.storeId === "string")
+  );
 }
 
 /**
@@ -62,7 +104,7 @@ function newShape(keys: readonly string[]): Shape {
   return { keys, sorted, prefixes: sorted.map((key) => `${JSON.stringify(key)}:`) };
 }
 
-const FINGERPRINT_SHAPE = newShape(["amount", "captureMode", "currency", "items", "storeId"]);
+const FINGERPRINT_SHAPE = newShape(FIELD_KEYS);
 
 /** The last object shape met: an order's items share one, so sorting their keys once is enough. */
 let lastShape = newShape([]);
