@@ -41,15 +41,20 @@ function isPlainOrder(fields: Record<string, unknown>): boolean {
   for (let index = 0; index < SORTED_KEYS.length; index++) {
     if (SORTED_KEYS[index]! in Object.prototype) return false;
   }
+  // JSON.stringify calls a toJSON the canonical builder never calls (a library may add one).
+  if ("toJSON" in Object.prototype || "toJSON" in Array.prototype) return false;
   const { items } = fields;
-  if (!Array.isArray(items)) return false;
+  if (!Array.isArray(items) || Object.getPrototypeOf(items) !== Array.prototype) return false;
+  if (Object.hasOwn(items, "toJSON")) return false;
   for (let index = 0; index < items.length; index++) {
     const item: unknown = items[index];
     if (typeof item !== "object" || item === null || Object.getPrototypeOf(item) !== Object.prototype) {
       return false;
     }
-    for (const key in item) {
-      if (!ITEM_KEYS.includes(key) || typeof (item as Record<string, unknown>)[key] !== "string")
+    // Own keys, enumerable or not: the property list reads a non-enumerable one, the builder not.
+    for (const key of Object.getOwnPropertyNames(item)) {
+      const descriptor = Object.getOwnPropertyDescriptor(item, key)!;
+      if (!ITEM_KEYS.includes(key) || !descriptor.enumerable || typeof descriptor.value !== "string")
         return false;
     }
   }

@@ -17,7 +17,15 @@ export function jsonBodyReader(limit: number, parseJson: RequestHandler): Reques
       parseJson(req, res, next);
       return;
     }
-    readBody(req, length, next);
+    readBody(req, length, (error, text) => {
+      if (error) return next(error);
+      try {
+        req.body = parseStrictJson(text!);
+      } catch (parseError) {
+        return next(parseError);
+      }
+      next();
+    });
   };
 }
 
@@ -55,90 +63,50 @@ const UTF8_JSON_TYPES = [
   "application/json;charset=utf-8",
 ];
 
-/** A body being read: what `readBody`'s listeners share. */
-interface BodyRead {
-  length: number;
-  received: number;
-  chunks: Buffer[];
-  next: (error?: unknown) => void;
-}
-
 /**
- * The bodies being read, by request. The listeners below are module functions that find their
- * read by `this` (the request emitting): closures per request cost ~0.5 KiB per charge.
+ * Collects exactly `length` bytes, as text; a shorter or longer body is an error, as in raw-body.
+ * Listeners are closures of this request on purpose: shared module functions (tried, ~0.4 KiB less
+ * per charge) broke context libraries that bind an emitter's listener functions (cls-hooked's
+ * `bindEmitter`): the request that registered last lent its context to every other's `next()`.
  */
-const reads = new WeakMap<Request, BodyRead>(); // weak: a request never ended cannot be kept
-
-/**
- * Collects exactly `length` bytes, as text, and parses them into `req.body`; a shorter or longer
- * body is an error, as in raw-body.
- */
-function readBody(req: Request, length: number, next: (error?: unknown) => void): void {
-  reads.set(req, { length, received: 0, chunks: [], next });
+function readBody(req: Request, length: number, done: (error: Error | null, text?: string) => void): void {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let finished = false;
+  const finish = (error: Error | null, text?: string) => {
+    if (finished) return;
+    finished = true;
+    req.off("data", onData);
+    req.off("end", onEnd);
+    req.off("error", onError);
+    req.off("aborted", onAborted);
+    req.off("close", onClose);
+    // What is left unread is drained, so the connection can carry the error answer.
+    if (error) req.resume();
+    done(error, text);
+  };
+  const onData = (chunk: Buffer) => {
+    received += chunk.length;
+    if (received > length) {
+      finish(bodyError(400, "request.size.invalid", "request size did not match content length"));
+    } else chunks.push(chunk);
+  };
+  const onEnd = () => {
+    if (received !== length) {
+      finish(bodyError(400, "request.size.invalid", "request size did not match content length"));
+      return;
+    }
+    const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
+    finish(null, bytes.toString("utf8"));
+  };
+  const onError = (error: Error) => finish(error);
+  const onAborted = () => finish(bodyError(400, "request.aborted", "request aborted"));
+  const onClose = () => finish(bodyError(400, "request.aborted", "request aborted"));
   req.on("data", onData);
   req.on("end", onEnd);
   req.on("error", onError);
   req.on("aborted", onAborted);
   req.on("close", onClose);
-}
-
-function finish(req: Request, error: Error | null, text?: string): void {
-  const read = reads.get(req);
-  if (read === undefined) return;
-  reads.delete(req);
-  req.off("data", onData);
-  req.off("end", onEnd);
-  req.off("error", onError);
-  req.off("aborted", onAborted);
-  req.off("close", onClose);
-  // What is left unread is drained, so the connection can carry the error answer.
-  if (error) {
-    req.resume();
-    read.next(error);
-    return;
-  }
-  let body: unknown;
-  try {
-    body = parseStrictJson(text!);
-  } catch (parseError) {
-    read.next(parseError);
-    return;
-  }
-  req.body = body;
-  read.next();
-}
-
-function onData(this: Request, chunk: Buffer): void {
-  const read = reads.get(this);
-  if (read === undefined) return;
-  read.received += chunk.length;
-  if (read.received > read.length) {
-    finish(this, bodyError(400, "request.size.invalid", "request size did not match content length"));
-  } else read.chunks.push(chunk);
-}
-
-function onEnd(this: Request): void {
-  const read = reads.get(this);
-  if (read === undefined) return;
-  if (read.received !== read.length) {
-    finish(this, bodyError(400, "request.size.invalid", "request size did not match content length"));
-    return;
-  }
-  const { chunks } = read;
-  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, read.received);
-  finish(this, null, bytes.toString("utf8"));
-}
-
-function onError(this: Request, error: Error): void {
-  finish(this, error);
-}
-
-function onAborted(this: Request): void {
-  finish(this, bodyError(400, "request.aborted", "request aborted"));
-}
-
-function onClose(this: Request): void {
-  finish(this, bodyError(400, "request.aborted", "request aborted"));
 }
 
 /** body-parser's strict JSON: empty is {}, the top level an object or an array. */
