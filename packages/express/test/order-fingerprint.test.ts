@@ -125,6 +125,36 @@ describe("orderFingerprint on generated orders", () => {
   });
 });
 
+describe("orderFingerprint in a patched environment", () => {
+  it("is unchanged by a toJSON a library adds to Object.prototype or Array.prototype", () => {
+    const expected = orderFingerprint(tea, "49.80");
+    for (const prototype of [Object.prototype, Array.prototype]) {
+      Object.defineProperty(prototype, "toJSON", { value: () => ({}), configurable: true, writable: true });
+      try {
+        expect(orderFingerprint(tea, "49.80")).toBe(expected);
+      } finally {
+        delete (prototype as { toJSON?: unknown }).toJSON;
+      }
+    }
+  });
+
+  it("hashes an item's non-enumerable key as the canonical form does (left out)", () => {
+    const item = Object.defineProperty({ ...coffee.order.items[0]! }, "vat", {
+      value: "14",
+      enumerable: false,
+    });
+    const request = { ...coffee, order: { ...coffee.order, items: [item] } };
+    const canonical = referenceCanonicalJson({
+      amount: "49.80",
+      currency: "EUR",
+      captureMode: "Auto",
+      storeId: null,
+      items: [item],
+    });
+    expect(orderFingerprint(request, "49.80")).toBe(createHash("sha256").update(canonical).digest("hex"));
+  });
+});
+
 describe("canonicalJson", () => {
   it("writes what the reference implementation writes", () => {
     const values: unknown[] = [
