@@ -22,6 +22,7 @@ export function orderFingerprint(request: AuthorizationRequest, amount: string):
   return hash("sha256", json, "hex");
 }
 
+const isEnumerable = Object.prototype.propertyIsEnumerable;
 const FIELD_KEYS: readonly string[] = ["amount", "captureMode", "currency", "items", "storeId"];
 const ITEM_KEYS: readonly string[] = ["description", "id", "quantity", "unitPrice", "vat"];
 
@@ -53,8 +54,11 @@ function isPlainOrder(fields: Record<string, unknown>): boolean {
     }
     // Own keys, enumerable or not: the property list reads a non-enumerable one, the builder not.
     for (const key of Object.getOwnPropertyNames(item)) {
-      const descriptor = Object.getOwnPropertyDescriptor(item, key)!;
-      if (!ITEM_KEYS.includes(key) || !descriptor.enumerable || typeof descriptor.value !== "string")
+      if (
+        !ITEM_KEYS.includes(key) ||
+        !isEnumerable.call(item, key) ||
+        typeof (item as Record<string, unknown>)[key] !== "string"
+      )
         return false;
     }
   }
