@@ -92,8 +92,7 @@ export function orderShows(operation: MerchantOperation, amount: string | undefi
  * order's state or of the request is recorded on the entry instead): nothing done by this send.
  */
 export function wasNotDelivered(error: unknown): boolean {
-  if (OrderStateError.isInstance(error) || InvalidRequestError.isInstance(error)) return false;
-  return PurchaseAuthError.isInstance(error) && error.outcome !== "unknown";
+  return !isDefiniteRefusal(error) && PurchaseAuthError.isInstance(error) && error.outcome !== "unknown";
 }
 
 /** The service answered, and refused: nothing moved, and the key now holds that refusal. */

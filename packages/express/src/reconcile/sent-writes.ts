@@ -1,4 +1,4 @@
-import { InvalidRequestError, OrderStateError } from "@purchase-auth/core";
+import { isDefiniteRefusal } from "../charges/merchant-write.js";
 import { type MerchantWrites, type WriteResult, writeOf } from "../charges/merchant-writes.js";
 import { lastSendOf, mayHaveReached } from "../charges/operation-log.js";
 import type { ResolvedOptions } from "../options.js";
@@ -106,7 +106,7 @@ export class SentWrites {
       result = await this.#writes.resume(charge, write, entry, () => report.resent++);
     } catch (error) {
       // A refusal of the service is recorded on the entry by the send; anything else stays unknown.
-      if (OrderStateError.isInstance(error) || InvalidRequestError.isInstance(error)) report.resolved++;
+      if (isDefiniteRefusal(error)) report.resolved++;
       else report.stillUnknown++;
       return;
     }
