@@ -14,6 +14,7 @@ import type { ResolvedOptions } from "../options.js";
 import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
 import type { Charges } from "./charges.js";
+import { InFlight } from "./in-flight.js";
 import type { ChargeNews } from "./state-machine.js";
 
 // Sends the create call of a charge's current attempt, for the charge route and the reconciler
@@ -47,7 +48,7 @@ export type ReviewCause = keyof typeof REVIEWS;
 export class Authorizer {
   readonly #deps: AuthorizerDeps;
   /** Create calls in flight in this process, per reference and attempt: a double click shares one. */
-  readonly #inFlight = new Map<string, Promise<ChargeRecord>>();
+  readonly #inFlight = new InFlight<ChargeRecord>();
   /** Errors `send` threw after this call itself gave the charge up to review (the key's window passed). */
   readonly #movedToReview = new WeakSet<object>();
 
@@ -101,17 +102,7 @@ export class Authorizer {
     request?: AuthorizationRequest,
     sending: "first" | "resend" = "resend",
   ): Promise<ChargeRecord> {
-    const slot = slotOf(charge);
-    let call = this.#inFlight.get(slot);
-    if (!call) {
-      call = this.#send(charge, request, sending);
-      this.#inFlight.set(slot, call);
-      // Not `.finally()`: it costs two promises and three closures more per charge (~0.4 KiB). The
-      // slot is forgotten before the caller resumes (this reaction is registered first).
-      const forget = () => this.#inFlight.delete(slot);
-      call.then(forget, forget);
-    }
-    return call;
+    return this.#inFlight.join(slotOf(charge), () => this.#send(charge, request, sending));
   }
 
   async #send(

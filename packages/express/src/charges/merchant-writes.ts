@@ -12,6 +12,7 @@ import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord, OperationRecord } from "../stores/types.js";
 import { isPastIdempotencyWindow } from "./authorizer.js";
 import type { Charges } from "./charges.js";
+import { InFlight } from "./in-flight.js";
 import {
   hasNothingLeftToDo,
   isDefiniteRefusal,
@@ -71,7 +72,7 @@ const CONFIRMING = Symbol("confirming");
 export class MerchantWrites {
   readonly #deps: MerchantWritesDeps;
   /** Writes being sent by this process, per charge and log entry: a re-press shares the send in flight. */
-  readonly #inFlight = new Map<string, Promise<WriteResult>>();
+  readonly #inFlight = new InFlight<WriteResult>();
 
   constructor(deps: MerchantWritesDeps) {
     this.#deps = deps;
@@ -119,13 +120,7 @@ export class MerchantWrites {
 
   /** The call in flight for the write's entry, or `start()`'s, kept in flight until it ends. */
   #track(reference: string, write: MerchantWrite, start: () => Promise<WriteResult>): Promise<WriteResult> {
-    const slot = slotOf(reference, operationId(write.operation, write.sequence));
-    let call = this.#inFlight.get(slot);
-    if (!call) {
-      call = start().finally(() => this.#inFlight.delete(slot));
-      this.#inFlight.set(slot, call);
-    }
-    return call;
+    return this.#inFlight.join(slotOf(reference, operationId(write.operation, write.sequence)), start);
   }
 
   /**
