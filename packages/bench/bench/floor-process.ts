@@ -1,8 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { cpuMicrosOfThisProcess, serveRpc } from "./child-rpc.js";
-import { CREATE_PATH, TOKEN_PATH } from "./wire.js";
+import { cannedAnswer } from "./wire.js";
 
 // Child-process entry: the floor under the sandbox's create call. A bare node:http server that reads
 // the request body and answers what the sandbox answers a synchronous create (200, the same JSON
@@ -13,15 +12,7 @@ const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on("data", (chunk: Buffer) => chunks.push(chunk));
   req.on("end", () => {
-    const body =
-      req.url === TOKEN_PATH
-        ? JSON.stringify({ token_type: "Bearer", expires_in: 3600, access_token: randomUUID() })
-        : req.url === CREATE_PATH
-          ? JSON.stringify({
-              id: randomUUID(),
-              data: { authorizationId: randomUUID(), orderId: randomUUID() },
-            })
-          : undefined;
+    const body = cannedAnswer(req.url ?? "");
     if (body === undefined) {
       res.writeHead(404).end();
       return;

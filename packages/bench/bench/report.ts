@@ -4,6 +4,7 @@ import type { MachineInfo } from "./machine.js";
 import type { MemoryProbeResult } from "./memory-probe.js";
 import type { ThroughputCell, ThroughputRatios, ThroughputSettings } from "./rows/create-throughput.js";
 import type { ExpressAdapterResult } from "./rows/express-adapter.js";
+import type { BookkeepingCell, BookkeepingSettings } from "./rows/express-bookkeeping.js";
 import {
   type CapacityCell,
   FLOOR_ENDPOINT,
@@ -29,6 +30,7 @@ export interface BenchResults {
   memory?: MemoryProbeResult & { limitBytes: number };
   sandboxCapacity?: CapacityCell[];
   expressAdapter?: ExpressAdapterResult;
+  expressBookkeeping?: { settings: BookkeepingSettings; cells: BookkeepingCell[] };
   webhookDelivery?: WebhookDeliveryResult;
   sandboxValidation?: SandboxValidationResult;
   /** Checks that must hold on any machine (counts, memory); speed goals are reported, not enforced. */
@@ -180,6 +182,18 @@ export function formatReport(results: BenchResults): string {
       `  app heap after GC at the end: ${express.appHeapAtEnd.map((h) => `${h.variant} ${mib(h.heapBytes)} (${count(h.charges)} charges)`).join(", ")}`,
       `  allocated per charge (V8 heap, sampled at c=16; steady under load): ${express.allocatedBytesPerCharge.map((a) => `${a.variant} ${fixed(a.bytes / 1024, 1)} KiB`).join(", ")}`,
     );
+  }
+  const bookkeeping = results.expressBookkeeping;
+  if (bookkeeping) {
+    lines.push(
+      `  the adapter's bookkeeping in process, no network (router.charge() vs core's create alone, both over a dispatcher that answers at once; CPU per charge, ${bookkeeping.settings.rounds} alternating rounds × ${count(bookkeeping.settings.operations)}):`,
+    );
+    for (const cell of bookkeeping.cells) {
+      const [low, high] = cell.ratio.interval;
+      lines.push(
+        `  c=${String(cell.concurrency).padEnd(3)} adapter ${fixed(cell.adapterMicrosPerCharge, 1)} µs, core alone ${fixed(cell.bareMicrosPerCharge, 1)} µs: +${fixed(cell.extraMicrosPerCharge, 1)} µs per charge (${fixed(cell.ratio.ratio)}× [${fixed(low)}–${fixed(high)}])`,
+      );
+    }
   }
   const webhooks = results.webhookDelivery;
   if (webhooks) {

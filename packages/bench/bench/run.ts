@@ -3,6 +3,7 @@ import { machineInfo } from "./machine.js";
 import { type BenchResults, formatReport, writeResults } from "./report.js";
 import { measureCreateThroughput, type ThroughputSettings } from "./rows/create-throughput.js";
 import { measureExpressAdapter } from "./rows/express-adapter.js";
+import { measureExpressBookkeeping } from "./rows/express-bookkeeping.js";
 import { measureMemory } from "./rows/memory.js";
 import { measureSandboxCapacity } from "./rows/sandbox-capacity.js";
 import { measureSandboxValidation } from "./rows/sandbox-validation.js";
@@ -51,6 +52,13 @@ const EXPRESS: ThroughputSettings = {
   operations: scale(600, 50),
   warmupPerCell: scale(100, 10),
   initialWarmup: scale(2_000, 50),
+};
+// Row 6's bookkeeping in process (no network): the adapter's router.charge() against core's create.
+const BOOKKEEPING = {
+  concurrencies: [1, 16],
+  rounds: scale(8, 2),
+  operations: scale(2_000, 50),
+  warmup: scale(2_000, 50),
 };
 const CAPACITY = {
   operations: scale(5_000, 200),
@@ -111,6 +119,11 @@ async function main(): Promise<void> {
     if (only.has("express")) {
       log("express adapter vs bare express route (each app in a child process) …");
       results.expressAdapter = await measureExpressAdapter(host, EXPRESS, log);
+      log("express adapter's bookkeeping in process (no network) …");
+      results.expressBookkeeping = {
+        settings: BOOKKEEPING,
+        cells: await measureExpressBookkeeping(BOOKKEEPING),
+      };
     }
     if (only.has("capacity")) {
       log("sandbox capacity …");

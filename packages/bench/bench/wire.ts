@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { type AuthorizationRequest, DEFAULT_HEADERS, DEFAULT_PATHS } from "@purchase-auth/core";
 import { type Dispatcher, request } from "undici";
 
@@ -66,6 +67,23 @@ export async function fetchAccessToken(shop: ShopCredentials, dispatcher?: Dispa
     throw new Error(`token request failed with HTTP ${response.statusCode}`);
   }
   return json.access_token;
+}
+
+/**
+ * The body the sandbox answers a token request or a synchronous create with (200), new ids each
+ * time; undefined for any other path. For the stand-ins that answer without a sandbox.
+ */
+export function cannedAnswer(path: string): string | undefined {
+  if (path === TOKEN_PATH) {
+    return JSON.stringify({ token_type: "Bearer", expires_in: 3600, access_token: randomUUID() });
+  }
+  if (path === CREATE_PATH) {
+    return JSON.stringify({
+      id: randomUUID(),
+      data: { authorizationId: randomUUID(), orderId: randomUUID() },
+    });
+  }
+  return undefined;
 }
 
 /** Every variant treats anything but the synchronous 200 as a failed benchmark, not a data point. */
