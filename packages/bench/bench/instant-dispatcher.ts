@@ -19,10 +19,14 @@ const controller = {
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
 export function instantDispatcher(): Dispatcher {
+  // Ids from a counter, in GUID form: unique as the service's are (the adapter's store refuses an
+  // authorization id twice), and cheap, so the stand-in's own work hardly counts on core's side.
+  let next = 0;
+  const newId = () => `00000000-0000-4000-8000-${(next++).toString(16).padStart(12, "0")}`;
   const dispatcher = {
     dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
       setImmediate(() => {
-        const body = cannedAnswer(options.path);
+        const body = cannedAnswer(options.path, newId);
         handler.onRequestStart?.(controller, {});
         handler.onResponseStart?.(controller, body === undefined ? 404 : 200, JSON_HEADERS, "");
         if (body !== undefined) handler.onResponseData?.(controller, Buffer.from(body));

@@ -186,12 +186,12 @@ export function formatReport(results: BenchResults): string {
   const bookkeeping = results.expressBookkeeping;
   if (bookkeeping) {
     lines.push(
-      `  the adapter's bookkeeping in process, no network (router.charge() vs core's create alone, both over a dispatcher that answers at once; CPU per charge, ${bookkeeping.settings.rounds} alternating rounds × ${count(bookkeeping.settings.operations)}):`,
+      `  the adapter's bookkeeping in process, no network (router.charge() vs core's create alone, both over a dispatcher that answers at once; CPU per charge, ${bookkeeping.settings.rounds} alternating rounds × ${count(bookkeeping.settings.operations)}, the adapter on a new store each round; judge by the ratio):`,
     );
     for (const cell of bookkeeping.cells) {
       const [low, high] = cell.ratio.interval;
       lines.push(
-        `  c=${String(cell.concurrency).padEnd(3)} adapter ${fixed(cell.adapterMicrosPerCharge, 1)} µs, core alone ${fixed(cell.bareMicrosPerCharge, 1)} µs: +${fixed(cell.extraMicrosPerCharge, 1)} µs per charge (${fixed(cell.ratio.ratio)}× [${fixed(low)}–${fixed(high)}])`,
+        `  c=${String(cell.concurrency).padEnd(3)} adapter ${fixed(cell.adapterMicrosPerCharge, 1)} µs, core alone ${fixed(cell.bareMicrosPerCharge, 1)} µs: ${cell.extraMicrosPerCharge >= 0 ? "+" : ""}${fixed(cell.extraMicrosPerCharge, 1)} µs per charge (${fixed(cell.ratio.ratio)}× [${fixed(low)}–${fixed(high)}])`,
       );
     }
   }

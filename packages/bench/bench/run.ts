@@ -23,7 +23,8 @@ const placement: SandboxPlacement =
   process.env.BENCH_SANDBOX === "in-process" ? "in-process" : "child-process";
 const only = new Set(
   (
-    process.env.BENCH_ONLY ?? "throughput,tokens,validation,memory,capacity,express,webhooks,pathological"
+    process.env.BENCH_ONLY ??
+    "throughput,tokens,validation,memory,capacity,express,bookkeeping,webhooks,pathological"
   ).split(","),
 );
 const scale = (full: number, smoke: number) => (quick ? smoke : full);
@@ -58,7 +59,8 @@ const BOOKKEEPING = {
   concurrencies: [1, 16],
   rounds: scale(8, 2),
   operations: scale(2_000, 50),
-  warmup: scale(2_000, 50),
+  warmup: scale(4_000, 20),
+  settle: scale(500, 20),
 };
 const CAPACITY = {
   operations: scale(5_000, 200),
@@ -119,6 +121,8 @@ async function main(): Promise<void> {
     if (only.has("express")) {
       log("express adapter vs bare express route (each app in a child process) …");
       results.expressAdapter = await measureExpressAdapter(host, EXPRESS, log);
+    }
+    if (only.has("bookkeeping")) {
       log("express adapter's bookkeeping in process (no network) …");
       results.expressBookkeeping = {
         settings: BOOKKEEPING,

@@ -71,17 +71,14 @@ export async function fetchAccessToken(shop: ShopCredentials, dispatcher?: Dispa
 
 /**
  * The body the sandbox answers a token request or a synchronous create with (200), new ids each
- * time; undefined for any other path. For the stand-ins that answer without a sandbox.
+ * time (from `newId`); undefined for any other path. For the stand-ins that answer without a sandbox.
  */
-export function cannedAnswer(path: string): string | undefined {
+export function cannedAnswer(path: string, newId: () => string = randomUUID): string | undefined {
   if (path === TOKEN_PATH) {
-    return JSON.stringify({ token_type: "Bearer", expires_in: 3600, access_token: randomUUID() });
+    return JSON.stringify({ token_type: "Bearer", expires_in: 3600, access_token: newId() });
   }
   if (path === CREATE_PATH) {
-    return JSON.stringify({
-      id: randomUUID(),
-      data: { authorizationId: randomUUID(), orderId: randomUUID() },
-    });
+    return JSON.stringify({ id: newId(), data: { authorizationId: newId(), orderId: newId() } });
   }
   return undefined;
 }
