@@ -91,10 +91,10 @@ export async function measureExpressBookkeeping(settings: BookkeepingSettings): 
 
 /**
  * One measured round: CPU µs per charge. `process.cpuUsage()` counts the garbage collector's
- * background threads too, so the other variant's garbage must not be collected inside this round:
- * a pause, then `settle` unmeasured charges of this variant at this concurrency (its own JIT state
- * and allocation pattern), then the measured ones. Without it the core-alone rounds that followed
- * an adapter round cost 8–25% more than those that followed their own kind.
+ * background threads too, so as little as possible of the other variant's garbage should be
+ * collected inside this round: a pause, then `settle` unmeasured charges of this variant at this
+ * concurrency, then the measured ones. Without them the core-alone rounds that followed an adapter
+ * round cost 8–25% more than those that followed their own kind; with them 3–17%.
  */
 async function measureRound(variant: Variant, settings: BookkeepingSettings, concurrency: number) {
   const charge = await variant.start();
