@@ -190,8 +190,9 @@ export function formatReport(results: BenchResults): string {
     );
     for (const cell of bookkeeping.cells) {
       const [low, high] = cell.ratio.interval;
+      const extra = cell.adapterMicrosPerCharge - cell.bareMicrosPerCharge;
       lines.push(
-        `  c=${String(cell.concurrency).padEnd(3)} adapter ${fixed(cell.adapterMicrosPerCharge, 1)} µs, core alone ${fixed(cell.bareMicrosPerCharge, 1)} µs: ${cell.extraMicrosPerCharge >= 0 ? "+" : ""}${fixed(cell.extraMicrosPerCharge, 1)} µs per charge (${fixed(cell.ratio.ratio)}× [${fixed(low)}–${fixed(high)}])`,
+        `  c=${String(cell.concurrency).padEnd(3)} adapter ${fixed(cell.adapterMicrosPerCharge, 1)} µs, core alone ${fixed(cell.bareMicrosPerCharge, 1)} µs: ${extra >= 0 ? "+" : ""}${fixed(extra, 1)} µs per charge (${fixed(cell.ratio.ratio)}× [${fixed(low)}–${fixed(high)}])`,
       );
     }
   }

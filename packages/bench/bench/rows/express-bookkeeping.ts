@@ -29,10 +29,9 @@ export interface BookkeepingCell {
   /** CPU µs per charge in each round. */
   adapterMicros: number[];
   bareMicros: number[];
-  /** Pooled means, and adapter minus bare. */
+  /** Pooled means. */
   adapterMicrosPerCharge: number;
   bareMicrosPerCharge: number;
-  extraMicrosPerCharge: number;
   /** Adapter over bare, pooled, with its interval: the figure to judge a change by. */
   ratio: PairedRatio;
 }
@@ -70,15 +69,12 @@ export async function measureExpressBookkeeping(settings: BookkeepingSettings): 
           micros[name].push(await measureRound(variants[name], settings, concurrency));
         }
       }
-      const adapterMicrosPerCharge = mean(micros.adapter);
-      const bareMicrosPerCharge = mean(micros.bare);
       cells.push({
         concurrency,
         adapterMicros: micros.adapter,
         bareMicros: micros.bare,
-        adapterMicrosPerCharge,
-        bareMicrosPerCharge,
-        extraMicrosPerCharge: adapterMicrosPerCharge - bareMicrosPerCharge,
+        adapterMicrosPerCharge: mean(micros.adapter),
+        bareMicrosPerCharge: mean(micros.bare),
         ratio: pairedRatio(micros.adapter, micros.bare),
       });
     }
