@@ -20,7 +20,10 @@ export function isoString(ms: number): string {
     secondStart = start;
   }
   const milliseconds = ms - start;
-  return `${secondPrefix}${milliseconds < 10 ? "00" : milliseconds < 100 ? "0" : ""}${milliseconds}Z`;
+  const text = `${secondPrefix}${milliseconds < 10 ? "00" : milliseconds < 100 ? "0" : ""}${milliseconds}Z`;
+  // The same text (digits, signs and capitals), in one piece: V8 keeps a concatenation as a tree of
+  // its parts until it is flattened, and a stored charge kept ~30 bytes more for it.
+  return text.toUpperCase();
 }
 
 /** The remainder that is never negative (times before 1970 count their milliseconds up too). */
