@@ -73,7 +73,7 @@ const notFoundUnderMount: RequestHandler = (req, _res, next) => {
 export function purchaseAuth(options: PurchaseAuthOptions): PurchaseAuthRouter {
   const resolved = resolveOptions(options);
   const { client, store, logger } = resolved;
-  const notifier = new ChargeNotifier();
+  const notifier = new ChargeNotifier(logger);
   const alert = alerter(logger, resolved.onAlert);
   const charges = new Charges({
     store,

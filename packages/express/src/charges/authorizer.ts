@@ -15,6 +15,7 @@ import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
 import type { Charges } from "./charges.js";
 import { InFlight } from "./in-flight.js";
+import { isoString } from "./iso-time.js";
 import type { ChargeNews } from "./state-machine.js";
 
 // Sends the create call of a charge's current attempt, for the charge route and the reconciler
@@ -69,7 +70,7 @@ export class Authorizer {
       "authorize",
       attempt,
     );
-    return { idempotencyKey, request, firstSentAt: new Date(this.#deps.options.now()).toISOString() };
+    return { idempotencyKey, request, firstSentAt: isoString(this.#deps.options.now()) };
   }
 
   /** True while the attempt's key may still be sent: inside the window the service keeps it. */

@@ -15,60 +15,13 @@ export function orderFingerprint(request: AuthorizationRequest, amount: string):
     items: order.items,
     storeId: request.storeId ?? null,
   };
-  // One-shot: a Hash object per charge costs twice as much.
-  const json = isPlainOrder(fields)
-    ? JSON.stringify(fields, SORTED_KEYS)
-    : objectJson(fields, FINGERPRINT_SHAPE);
-  return hash("sha256", json, "hex");
+  // The canonical form (sorted keys, JSON text) built by hand: it must equal the reference form the
+  // tests keep, and costs ~0.6 of JSON.stringify with a sorted property list (V8's slow serializer).
+  // One-shot hash: a Hash object per charge costs twice as much.
+  return hash("sha256", objectJson(fields, FINGERPRINT_SHAPE), "hex");
 }
 
-const isEnumerable = Object.prototype.propertyIsEnumerable;
 const FIELD_KEYS: readonly string[] = ["amount", "captureMode", "currency", "items", "storeId"];
-const ITEM_KEYS: readonly string[] = ["description", "id", "quantity", "unitPrice", "vat"];
-
-/**
- * Every key of a plain order, sorted: given as JSON.stringify's property list, it writes every
- * object's keys in this order, which is `canonicalJson` for such an order in one string (the
- * concatenations cost ~1 KiB per charge).
- */
-const SORTED_KEYS = [...FIELD_KEYS, ...ITEM_KEYS].sort();
-
-/**
- * True for the orders core's checks produce: string (or null) fields, items of plain objects whose
- * own keys are item keys with string values, and no key of the list inherited (else the property
- * list would read it).
- */
-function isPlainOrder(fields: Record<string, unknown>): boolean {
-  for (let index = 0; index < SORTED_KEYS.length; index++) {
-    if (SORTED_KEYS[index]! in Object.prototype) return false;
-  }
-  // JSON.stringify calls a toJSON the canonical builder never calls (a library may add one).
-  if ("toJSON" in Object.prototype || "toJSON" in Array.prototype) return false;
-  const { items } = fields;
-  if (!Array.isArray(items) || Object.getPrototypeOf(items) !== Array.prototype) return false;
-  if (Object.hasOwn(items, "toJSON")) return false;
-  for (let index = 0; index < items.length; index++) {
-    const item: unknown = items[index];
-    if (typeof item !== "object" || item === null || Object.getPrototypeOf(item) !== Object.prototype) {
-      return false;
-    }
-    // Own keys, enumerable or not: the property list reads a non-enumerable one, the builder not.
-    for (const key of Object.getOwnPropertyNames(item)) {
-      if (
-        !ITEM_KEYS.includes(key) ||
-        !isEnumerable.call(item, key) ||
-        typeof (item as Record<string, unknown>)[key] !== "string"
-      )
-        return false;
-    }
-  }
-  return (
-    typeof fields.amount === "string" &&
-    typeof fields.currency === "string" &&
-    (fields.captureMode === null || typeof fields.captureMode === "string") &&
-    (fields.storeId === null || typeof fields.storeId === "string")
-  );
-}
 
 /**
  * JSON with every object's keys in code-unit order and undefined entries left out. Loops and
@@ -120,8 +73,8 @@ let lastShape = newShape([]);
 
 function shapeOf(keys: readonly string[]): Shape {
   const last = lastShape;
-  if (keys.length !== last.keys.length || keys.some((key, index) => key !== last.keys[index])) {
-    lastShape = newShape(keys);
-  }
+  let same = keys.length === last.keys.length;
+  for (let index = 0; same && index < keys.length; index++) same = keys[index] === last.keys[index];
+  if (!same) lastShape = newShape(keys);
   return lastShape;
 }

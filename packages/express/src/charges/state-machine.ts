@@ -1,5 +1,6 @@
 import type { OrderStatus } from "@purchase-auth/core";
 import type { ChargeRecord, ChargeStatus } from "../stores/types.js";
+import { isoString } from "./iso-time.js";
 import { type OperationNews, operationId, recordOperation, sameOperationLog } from "./operation-log.js";
 
 export { operationId };
@@ -255,7 +256,7 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
 
   if (sameCharge(charge, next)) return undefined;
   next.version = charge.version + 1;
-  next.updatedAt = now.toISOString();
+  next.updatedAt = isoString(now.getTime());
   return next;
 }
 
@@ -269,7 +270,7 @@ function notThisCharges(charge: ChargeRecord, authorizationId: string, now: Date
   const next = copyCharge(charge);
   next.previousAuthorizationIds = [...(charge.previousAuthorizationIds ?? []), authorizationId.toLowerCase()];
   next.version = charge.version + 1;
-  next.updatedAt = now.toISOString();
+  next.updatedAt = isoString(now.getTime());
   return next;
 }
 
@@ -341,7 +342,7 @@ export function startNextAttempt(
     status: "pending",
     operations: { capture: 0, cancel: 0, refund: 0 },
     version: charge.version + 1,
-    updatedAt: now.toISOString(),
+    updatedAt: isoString(now.getTime()),
   };
 }
 
