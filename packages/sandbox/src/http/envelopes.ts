@@ -59,12 +59,7 @@ export function authorizedBody(id: string, authorizationId: string, orderId: str
 
 /** `successResponse(200, { authorizationId, orderId })`, the answer of a synchronous create that succeeded. */
 export function authorizedResponse(authorizationId: string, orderId: string): ApiResponse {
-  return authorizedResponseWithId(newGuid(), authorizationId, orderId);
-}
-
-/** `authorizedResponse` whose response id is `id` (an answer written again for a replay). */
-export function authorizedResponseWithId(id: string, authorizationId: string, orderId: string): ApiResponse {
-  return { status: 200, headers: JSON_HEADERS, body: authorizedBody(id, authorizationId, orderId) };
+  return { status: 200, headers: JSON_HEADERS, body: authorizedBody(newGuid(), authorizationId, orderId) };
 }
 
 /** `{ id, error: { code, message, errors } }`; code equals the HTTP status. */

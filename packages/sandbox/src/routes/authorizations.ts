@@ -4,8 +4,7 @@ import { newGuid } from "../core/ids.js";
 import { toStoredTime } from "../core/stored-time.js";
 import { maxAttempts, planAttempts } from "../domain/attempt-plan.js";
 import type { AuthorizationProcessor } from "../domain/authorization-processor.js";
-import { AuthorizedAnswer } from "../http/authorized-answer.js";
-import { errorResponse, reasonResponse, successResponse } from "../http/envelopes.js";
+import { authorizedResponse, errorResponse, reasonResponse, successResponse } from "../http/envelopes.js";
 import type { ApiResponse } from "../http/types.js";
 import { TOKEN_STATUS_REASONS } from "../state/customer-tokens.js";
 import { itemsToText } from "../state/items-text.js";
@@ -36,7 +35,7 @@ function createAuthorization(
   processor: AuthorizationProcessor,
   call: ServiceCall,
   now: number,
-): ApiResponse | AuthorizedAnswer {
+): ApiResponse {
   const { checked, result: parsed } = parseAuthorizationRequest(call.body);
   if (!parsed.success) return validationFailure(parsed.error, checked);
   const request = parsed.data;
@@ -77,7 +76,7 @@ function createAuthorization(
   if (plan.kind === "synchronous") {
     const result = processor.attemptSynchronously(auth, now);
     return result.ok
-      ? new AuthorizedAnswer(newGuid(), auth.authorizationId, result.order.orderId)
+      ? authorizedResponse(auth.authorizationId, result.order.orderId)
       : reasonResponse(422, result.reason);
   }
   processor.start(auth);

@@ -1,4 +1,3 @@
-import type { AuthorizedAnswer } from "../http/authorized-answer.js";
 import type { RouteParams } from "../http/router.js";
 import type { ApiResponse } from "../http/types.js";
 import type { AccessToken } from "../state/access-tokens.js";
@@ -24,8 +23,7 @@ export interface ServiceRoute {
   readonly idempotent: boolean;
   /**
    * `now`: the virtual time read once for the route's work (a request runs within one reading, as
-   * it would within one millisecond), so the route need not read the clock again. A synchronous
-   * create that succeeded answers with its ids, which the idempotency store keeps in that form.
+   * it would within one millisecond), so the route need not read the clock again.
    */
-  handle(call: ServiceCall, now: number): ApiResponse | AuthorizedAnswer;
+  handle(call: ServiceCall, now: number): ApiResponse;
 }
