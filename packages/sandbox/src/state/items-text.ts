@@ -8,12 +8,40 @@ import type { Item } from "@purchase-auth/core";
  */
 export type ItemsText = string & { readonly __itemsText: unique symbol };
 
+/** Text that JSON.stringify writes as it is, in quotes: printable ASCII without `"` and `\`. */
+const NOTHING_TO_ESCAPE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** The text between the quotes JSON.stringify would put around `text`. */
+function escaped(text: string): string {
+  return NOTHING_TO_ESCAPE.test(text) ? text : JSON.stringify(text).slice(1, -1);
+}
+
+/**
+ * The fields of core's item schema in its order (validated items carry these and no others; a test
+ * holds this to the schema). Written directly: JSON.stringify of the validated objects cost ~1 µs
+ * per create, this a quarter of that, and a create with small stores is ~10 µs. One `join` of all
+ * the pieces makes one flat string (concatenations would keep a tree of them).
+ */
 export function itemsToText(items: readonly Item[]): ItemsText {
-  const text = JSON.stringify(items);
-  // JSON.stringify hands back a tree of concatenations (~3 objects); a numeric conversion flattens
-  // it into the one string that is kept.
-  Number(text);
-  return text as ItemsText;
+  const pieces: string[] = ["["];
+  for (let index = 0; index < items.length; index++) {
+    const { id, description, unitPrice, quantity, vat } = items[index]!;
+    pieces.push(
+      index === 0 ? '{"id":"' : ',{"id":"',
+      escaped(id),
+      '","description":"',
+      escaped(description),
+      '","unitPrice":"',
+      escaped(unitPrice),
+      '","quantity":"',
+      escaped(quantity),
+      '","vat":"',
+      escaped(vat),
+      '"}',
+    );
+  }
+  pieces.push("]");
+  return pieces.join("") as ItemsText;
 }
 
 /** Fresh objects on every read: a caller may change them without changing the record. */
