@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { MerchantCredentials, SandboxOutcome, SandboxRequest } from "../src/index.js";
 import { Simulator } from "../src/index.js";
 import { authorizationBody } from "./helpers.js";
@@ -9,7 +9,10 @@ import { authorizationBody } from "./helpers.js";
 // added or lost, for every kind of stored outcome.
 
 let simulator: Simulator;
-afterEach(() => simulator.dispose());
+afterEach(() => {
+  simulator.dispose();
+  vi.useRealTimers();
+});
 
 const KEY_HEADER = "service-idempotency-key";
 
@@ -130,4 +133,43 @@ describe("a replayed outcome", () => {
       "IDEMPOTENCY_RESPONSE_EXPIRED",
     );
   });
+
+  // The process clock stands still (virtual time is it plus the advances), so the edges are exact;
+  // a clock set back before 1998 with a fraction on top once made the stored times round.
+  it.each([
+    ["the process clock", undefined],
+    ["a clock set back, plus a fraction", 5e11],
+  ])(
+    "replays up to exactly the replay hour and forgets the key exactly a day later (%s)",
+    async (_, setBack) => {
+      vi.useFakeTimers({ toFake: ["Date"] });
+      if (setBack !== undefined) vi.setSystemTime(setBack);
+      const { accessToken, customerToken, merchant } = await shop();
+      simulator.advanceClock(0.1644132541237484);
+      const body = authorizationBody(customerToken);
+      const replayKey = randomUUID();
+      const first = await simulator.handle(post(accessToken, "/purchase/authorizations", replayKey, body));
+      const retentionKey = randomUUID();
+      const kept = await simulator.handle(post(accessToken, "/purchase/authorizations", retentionKey, body));
+      simulator.advanceClock(3600_000);
+      const atTheHour = post(await accessTokenOf(merchant), "/purchase/authorizations", replayKey, body);
+      expect(await simulator.handle(atTheHour)).toStrictEqual(first);
+      simulator.advanceClock(1);
+      const pastTheHour = post(await accessTokenOf(merchant), "/purchase/authorizations", replayKey, body);
+      expect(reasonOf(await simulator.handle(pastTheHour))).toBe("IDEMPOTENCY_RESPONSE_EXPIRED");
+
+      simulator.advanceClock(24 * 3600_000 - 3600_000 - 2);
+      const aDayLess1 = post(await accessTokenOf(merchant), "/purchase/authorizations", retentionKey, body);
+      expect(reasonOf(await simulator.handle(aDayLess1))).toBe("IDEMPOTENCY_RESPONSE_EXPIRED");
+      simulator.advanceClock(1);
+      const aDayLater = post(await accessTokenOf(merchant), "/purchase/authorizations", retentionKey, body);
+      const runAgain = await simulator.handle(aDayLater);
+      expect(runAgain).toMatchObject({ status: kept.kind === "respond" ? kept.status : -1 });
+      expect(runAgain).not.toStrictEqual(kept); // a new authorization: the key was forgotten
+    },
+  );
 });
+
+function reasonOf(outcome: SandboxOutcome): string | undefined {
+  return outcome.kind === "respond" ? JSON.parse(outcome.body ?? "{}").error?.errors?.[0]?.reason : undefined;
+}

@@ -39,6 +39,17 @@ describe("itemsToText", () => {
     expect(Object.keys(itemSchema.shape)).toEqual(["id", "description", "unitPrice", "quantity", "vat"]);
   });
 
+  it("is only given items whose every field is present and a string (the text writes each in quotes)", () => {
+    const valid = { id: "sku-1", description: "Beans", unitPrice: "1.00", quantity: "1", vat: "14" };
+    const parsed = itemSchema.parse(valid);
+    for (const value of Object.values(parsed)) expect(typeof value).toBe("string");
+    for (const field of Object.keys(valid)) {
+      const missing: Record<string, string> = { ...valid };
+      delete missing[field];
+      expect(itemSchema.safeParse(missing).success, `${field} missing`).toBe(false);
+    }
+  });
+
   it("is JSON.stringify's text for 5,000 generated orders, with quotes, backslashes, controls and surrogates (seed 7)", () => {
     const random = new SeededRandom(7);
     for (let count = 0; count < 5_000; count++) {

@@ -33,6 +33,16 @@ describe("stored times", () => {
     for (const time of times) expect(toEpochMs(toStoredTime(time))).toBe(time);
   });
 
+  it("give back exactly a time with a fraction far before the module was loaded (a clock set back)", () => {
+    // A distance from the load time rounds for these: they must be kept some other way.
+    const times = [0.9999, 1e-3, 5e11 + 0.1644132541237484, -1.5, -8.64e15 + 0.5, 8.64e15 - 0.25];
+    for (const time of times) expect(toEpochMs(toStoredTime(time))).toBe(time);
+    for (const time of [0, 5e11, -8.64e15, 8.64e15]) {
+      expect(typeof toStoredTime(time)).toBe("number");
+      expect(toEpochMs(toStoredTime(time))).toBe(time);
+    }
+  });
+
   it("show the creation time of the authorization and its order as the attempt recorded it", async () => {
     const shop = await openShop(sandbox);
     for (const advance of [1023 / 1024, 40 * 24 * 3600_000 + 0.5, 3000 * 365 * 24 * 3600_000]) {
@@ -113,6 +123,9 @@ describe("short lists", () => {
     list = appended(list, { n: 2 }, 3);
     list = appended(list, { n: 3 }, 3);
     list = appended(list, { n: 4 }, 3);
+    expect(entriesOf(list)).toEqual([{ n: 2 }, { n: 3 }, { n: 4 }]);
+    entriesOf(list).pop();
+    entriesOf(list).push({ n: 9 });
     expect(entriesOf(list)).toEqual([{ n: 2 }, { n: 3 }, { n: 4 }]);
     expect(entriesOf(undefined)).toEqual([]);
   });

@@ -1,24 +1,24 @@
 /**
- * A virtual time as kept in a long-lived record: milliseconds since this module was loaded rather
- * than since 1970. Epoch milliseconds (~1.8e12) are not small integers, so V8 keeps each one in a
- * field as a boxed heap number, an object of its own per record; an offset from the load time stays a
- * small integer for ~24 days of virtual time and then simply becomes a double (still exact).
+ * A virtual time as kept in a long-lived record. Epoch milliseconds (~1.8e12) are not small
+ * integers, so V8 keeps each one in a record's field as a boxed heap number, an object of its own
+ * per record. A whole millisecond is kept instead as its distance from when this module was loaded:
+ * a small integer for ~24 days of virtual time either side, later a double. Anything else (a
+ * fraction of a millisecond, left by a fractional clock advance) is kept as it is, in a box.
  */
-export type StoredTime = number & { readonly __storedTime: unique symbol };
+export type StoredTime = number | { readonly epochMs: number };
 
-/** Virtual time never runs before real time (the clock's offset only grows), so offsets start ≥ 0. */
 const BASE = Date.now();
 
-// Exact both ways for every virtual time: BASE is an integer below 2^53, so `time - BASE` is a
-// multiple of the spacing of doubles at `time` and no larger than `time`, hence representable.
-
 export function toStoredTime(epochMs: number): StoredTime {
+  // Both are integers: when the distance is one too (below 2^53), it is exact and so is the way
+  // back. A fraction, or a time too far from BASE, would round (a clock set before 1998 did).
   const offset = epochMs - BASE;
-  // `| 0` makes an integer offset a small integer even when it was computed as a double (optimised
-  // code does): a double would give the record's field a double representation, a box per record.
-  return ((offset | 0) === offset ? offset | 0 : offset) as StoredTime;
+  if (!Number.isSafeInteger(epochMs) || !Number.isSafeInteger(offset)) return { epochMs };
+  // `| 0` makes the offset a small integer even when optimised code computed it as a double (a
+  // double would give the record's field a double representation, a box per record).
+  return (offset | 0) === offset ? offset | 0 : offset;
 }
 
 export function toEpochMs(stored: StoredTime): number {
-  return stored + BASE;
+  return typeof stored === "number" ? stored + BASE : stored.epochMs;
 }

@@ -1,5 +1,5 @@
 import { FifoMap } from "../core/bounded.js";
-import { type StoredTime, toStoredTime } from "../core/stored-time.js";
+import { type StoredTime, toEpochMs, toStoredTime } from "../core/stored-time.js";
 import type { ApiResponse } from "../http/types.js";
 
 /** How long a stored outcome is replayed (specification section 8). */
@@ -66,8 +66,7 @@ export class IdempotencyStore {
 
   /** Looks the key up; when it is new, takes it (in progress). */
   begin(scope: string, now: number): IdempotencyLookup {
-    const stored = toStoredTime(now);
-    this.#dropForgotten(stored);
+    this.#dropForgotten(now);
     const entry = this.#entries.get(scope);
     if (entry === undefined) {
       this.#entries.add(scope, IN_PROGRESS_ENTRY); // just looked up: new
@@ -75,7 +74,7 @@ export class IdempotencyStore {
       return TAKEN;
     }
     if (!(entry instanceof StoredOutcome)) return IN_PROGRESS;
-    if (stored - entry.storedAt > IDEMPOTENCY_REPLAY_MS) return EXPIRED;
+    if (now - toEpochMs(entry.storedAt) > IDEMPOTENCY_REPLAY_MS) return EXPIRED;
     return { kind: "replay", response: entry.response() };
   }
 
@@ -89,11 +88,6 @@ export class IdempotencyStore {
       this.#entries.delete(scope);
       return;
     }
-    // An answer put together by concatenation is a tree of ~6 strings until something flattens it
-    // (over HTTP the transport's Buffer.byteLength does, in process nothing would). Converting it
-    // reads the whole text, which flattens it: a heap snapshot shows one flat string kept. V8 does
-    // not promise this; at worst the tree is kept, as before.
-    if (body !== undefined) Number(body);
     this.#entries.set(scope, new StoredOutcome(toStoredTime(now), status, headers, body));
   }
 
@@ -109,17 +103,17 @@ export class IdempotencyStore {
     this.#entries.clear();
   }
 
-  #dropForgotten(now: StoredTime): void {
+  #dropForgotten(now: number): void {
     this.#walkNow = now;
     this.#entries.walkFromOldest(this.#forgetIfOld);
   }
 
   /** The `now` of the walk in progress. */
-  #walkNow = 0 as StoredTime;
+  #walkNow = 0;
   /** One callback for every walk (no closure per request): in-progress keys are passed over. */
   readonly #forgetIfOld = (entry: Entry, scope: string): boolean => {
     if (!(entry instanceof StoredOutcome)) return true; // in progress
-    if (this.#walkNow - entry.storedAt < IDEMPOTENCY_RETENTION_MS) return false;
+    if (this.#walkNow - toEpochMs(entry.storedAt) < IDEMPOTENCY_RETENTION_MS) return false;
     this.#entries.delete(scope);
     return true;
   };

@@ -1,4 +1,5 @@
 import type { Item } from "@purchase-auth/core";
+import { NOTHING_TO_ESCAPE } from "../core/json-text.js";
 
 /**
  * An order's items as kept by the authorization and its order: their JSON text, one flat string.
@@ -7,9 +8,6 @@ import type { Item } from "@purchase-auth/core";
  * Every field of a validated item is a string, so the text gives back exactly what was validated.
  */
 export type ItemsText = string & { readonly __itemsText: unique symbol };
-
-/** Text that JSON.stringify writes as it is, in quotes: printable ASCII without `"` and `\`. */
-const NOTHING_TO_ESCAPE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 /** The text between the quotes JSON.stringify would put around `text`. */
 function escaped(text: string): string {
