@@ -1,5 +1,7 @@
 import { formatCents } from "@purchase-auth/core";
+import { toEpochMs } from "../core/stored-time.js";
 import type { AuthorizationRecord } from "../state/authorizations.js";
+import { entriesOf } from "../state/compact-list.js";
 import type { CustomerTokenRecord } from "../state/customer-tokens.js";
 import { type OrderRecord, toOrderResource } from "../state/orders.js";
 import type { BehaviourChange } from "./input.js";
@@ -52,17 +54,17 @@ export function authorizationView(auth: AuthorizationRecord): AuthorizationView 
     ...optional("idempotencyKey", auth.idempotencyKey),
     schedule: auth.plan.kind,
     maxAttempts: auth.maxAttempts,
-    attempts: [...auth.attempts],
+    attempts: entriesOf(auth.attempts),
     ...optional(
       "nextAttemptAt",
       auth.nextAttemptAt === undefined ? undefined : new Date(auth.nextAttemptAt).toISOString(),
     ),
     ...optional("orderId", auth.orderId),
     ...optional("failureReason", auth.failureReason),
-    createdAt: new Date(auth.createdAt).toISOString(),
+    createdAt: new Date(toEpochMs(auth.createdAt)).toISOString(),
   };
 }
 
 export function orderView(order: OrderRecord): OrderView {
-  return { ...toOrderResource(order), merchantId: order.merchantId, operations: [...order.operations] };
+  return { ...toOrderResource(order), merchantId: order.merchantId, operations: entriesOf(order.operations) };
 }

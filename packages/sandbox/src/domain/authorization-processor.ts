@@ -1,7 +1,9 @@
 import { errorReasonInfo, formatCents, type OrderStatus } from "@purchase-auth/core";
 import type { SandboxContext } from "../context.js";
 import { newGuid } from "../core/ids.js";
+import { toEpochMs, toStoredTime } from "../core/stored-time.js";
 import type { AttemptRecord, AuthorizationRecord } from "../state/authorizations.js";
+import { appended } from "../state/compact-list.js";
 import { type CustomerTokenRecord, TOKEN_STATUS_REASONS } from "../state/customer-tokens.js";
 import { captureOrder, expireOrder, type OrderRecord, orderStatus } from "../state/orders.js";
 import { attemptDueAt } from "./attempt-plan.js";
@@ -25,7 +27,7 @@ export class AuthorizationProcessor {
   /** Schedules the first attempt of an authorization answered with 202. */
   start(auth: AuthorizationRecord): void {
     const now = this.#ctx.clock.now();
-    this.#schedule(auth, 1, attemptDueAt(auth.plan, 1, auth.createdAt, now));
+    this.#schedule(auth, 1, attemptDueAt(auth.plan, 1, toEpochMs(auth.createdAt), now));
   }
 
   /**
@@ -72,9 +74,7 @@ export class AuthorizationProcessor {
       reason === undefined
         ? { authorizationId, merchantId, attempt, at, outcome: "succeeded", synchronous }
         : { authorizationId, merchantId, attempt, at, outcome: "failed", reason, synchronous };
-    // The first attempt makes an array of one: a push onto [] reserves 17 slots, kept as long as the record.
-    if (auth.attempts.length === 0) auth.attempts = [record];
-    else auth.attempts.push(record);
+    auth.attempts = appended(auth.attempts, record, Number.POSITIVE_INFINITY);
     auth.nextAttemptAt = undefined;
     ctx.attemptLog.push(record);
     ctx.stats.attempts++;
@@ -125,13 +125,13 @@ export class AuthorizationProcessor {
       currency: auth.currency,
       captureMode: auth.captureMode,
       items: auth.items,
-      createdAt: now,
+      createdAt: toStoredTime(now),
       totalCents: auth.totalCents,
       capturedCents: 0n,
       refundedCents: 0n,
       cancelledCents: 0n,
       expired: false,
-      operations: [],
+      operations: undefined,
     });
     ctx.stats.orders++;
     auth.status = "Succeeded";
@@ -196,7 +196,7 @@ export class AuthorizationProcessor {
     const next = ctx.orders.nextToExpire();
     if (this.#expiryJobScheduled || next === undefined) return;
     this.#expiryJobScheduled = true;
-    ctx.scheduler.schedule(next.createdAt + ctx.options.orderExpiryMs, "order expiry", () => {
+    ctx.scheduler.schedule(toEpochMs(next.createdAt) + ctx.options.orderExpiryMs, "order expiry", () => {
       this.#expiryJobScheduled = false;
       for (const order of ctx.orders.takeExpiring(ctx.clock.now() - ctx.options.orderExpiryMs)) {
         const released = expireOrder(order, ctx.clock.nowIso());

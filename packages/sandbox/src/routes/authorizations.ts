@@ -1,11 +1,13 @@
 import { orderTotalCents } from "@purchase-auth/core";
 import type { SandboxContext } from "../context.js";
 import { newGuid } from "../core/ids.js";
+import { toStoredTime } from "../core/stored-time.js";
 import { maxAttempts, planAttempts } from "../domain/attempt-plan.js";
 import type { AuthorizationProcessor } from "../domain/authorization-processor.js";
 import { authorizedResponse, errorResponse, reasonResponse, successResponse } from "../http/envelopes.js";
 import type { ApiResponse } from "../http/types.js";
 import { TOKEN_STATUS_REASONS } from "../state/customer-tokens.js";
+import { itemsToText } from "../state/items-text.js";
 import { AUTHORIZATION_WALKED_ARRAYS, parseAuthorizationRequest } from "./bounded-validation.js";
 import type { ServiceCall, ServiceRoute } from "./service-route.js";
 import { validationFailure } from "./validation.js";
@@ -58,13 +60,13 @@ function createAuthorization(
     reference: order.reference,
     actionReference: order.actionReference,
     settlementReference: order.settlementReference,
-    items: order.items,
+    items: itemsToText(order.items),
     idempotencyKey: call.idempotencyKey,
     plan,
     maxAttempts: maxAttempts(plan),
-    createdAt: now,
+    createdAt: toStoredTime(now),
     status: "Scheduled",
-    attempts: [],
+    attempts: undefined,
     nextAttemptAt: undefined,
     orderId: undefined,
     failureReason: undefined,

@@ -1,6 +1,9 @@
-import type { CaptureMode, Item } from "@purchase-auth/core";
+import type { CaptureMode } from "@purchase-auth/core";
 import { FifoMap } from "../core/bounded.js";
+import type { StoredTime } from "../core/stored-time.js";
 import type { AttemptPlan } from "../domain/attempt-plan.js";
+import type { CompactList } from "./compact-list.js";
+import type { ItemsText } from "./items-text.js";
 
 export type AuthorizationStatus = "Scheduled" | "Succeeded" | "Failed";
 
@@ -30,13 +33,14 @@ export interface AuthorizationRecord {
   readonly reference: string | undefined;
   readonly actionReference: string | undefined;
   readonly settlementReference: string | undefined;
-  readonly items: readonly Item[];
+  /** Kept for the order a successful attempt creates. */
+  readonly items: ItemsText;
   readonly idempotencyKey: string | undefined;
   readonly plan: AttemptPlan;
   readonly maxAttempts: number;
-  readonly createdAt: number;
+  readonly createdAt: StoredTime;
   status: AuthorizationStatus;
-  attempts: AttemptRecord[];
+  attempts: CompactList<AttemptRecord>;
   /** Virtual time of the next scheduled attempt while Scheduled. */
   nextAttemptAt: number | undefined;
   orderId: string | undefined;

@@ -1,4 +1,5 @@
 import { FifoMap } from "../core/bounded.js";
+import { type StoredTime, toEpochMs, toStoredTime } from "../core/stored-time.js";
 import type { ApiResponse } from "../http/types.js";
 
 /** How long a stored outcome is replayed (specification section 8). */
@@ -6,10 +7,30 @@ export const IDEMPOTENCY_REPLAY_MS = 3600_000;
 /** How long a key is remembered at all: after the replay hour it answers IDEMPOTENCY_RESPONSE_EXPIRED. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 3600_000;
 
-type Entry = { state: "in_progress" } | { state: "stored"; storedAt: number; response: ApiResponse };
+/**
+ * A stored outcome as one object: the answer's parts and when it was stored (a small integer). It
+ * replaced an entry, the response it pointed to and a boxed epoch time: three objects per key kept,
+ * for 20,000 keys. The response is put together again only for a replay.
+ */
+class StoredOutcome {
+  constructor(
+    readonly storedAt: StoredTime,
+    readonly status: number,
+    readonly headers: ApiResponse["headers"],
+    readonly body: ApiResponse["body"],
+  ) {}
+
+  /** The response as it was completed: the same keys (absent ones absent), the same values. */
+  response(): ApiResponse {
+    const { status, headers, body } = this;
+    if (headers === undefined) return body === undefined ? { status } : { status, body };
+    return body === undefined ? { status, headers } : { status, headers, body };
+  }
+}
 
 /** Every key in progress holds this one entry; `complete` replaces it. */
-const IN_PROGRESS_ENTRY: Entry = Object.freeze({ state: "in_progress" });
+const IN_PROGRESS_ENTRY = Object.freeze({ state: "in_progress" as const });
+type Entry = typeof IN_PROGRESS_ENTRY | StoredOutcome;
 const TAKEN: IdempotencyLookup = Object.freeze({ kind: "taken" });
 const IN_PROGRESS: IdempotencyLookup = Object.freeze({ kind: "in_progress" });
 const EXPIRED: IdempotencyLookup = Object.freeze({ kind: "expired" });
@@ -52,9 +73,9 @@ export class IdempotencyStore {
       if (this.#entries.size > this.#maxKeys) this.#dropOldest();
       return TAKEN;
     }
-    if (entry.state === "in_progress") return IN_PROGRESS;
-    if (now - entry.storedAt > IDEMPOTENCY_REPLAY_MS) return EXPIRED;
-    return { kind: "replay", response: entry.response };
+    if (!(entry instanceof StoredOutcome)) return IN_PROGRESS;
+    if (now - toEpochMs(entry.storedAt) > IDEMPOTENCY_REPLAY_MS) return EXPIRED;
+    return { kind: "replay", response: entry.response() };
   }
 
   /**
@@ -62,8 +83,12 @@ export class IdempotencyStore {
    * outcome (401, 409, 413, 415, 5xx) releases the key so a retry really runs again.
    */
   complete(scope: string, response: ApiResponse, now: number): void {
-    if (isStorable(response.status)) this.#entries.set(scope, { state: "stored", storedAt: now, response });
-    else this.#entries.delete(scope);
+    const { status, headers, body } = response;
+    if (!isStorable(status)) {
+      this.#entries.delete(scope);
+      return;
+    }
+    this.#entries.set(scope, new StoredOutcome(toStoredTime(now), status, headers, body));
   }
 
   release(scope: string): void {
@@ -87,8 +112,8 @@ export class IdempotencyStore {
   #walkNow = 0;
   /** One callback for every walk (no closure per request): in-progress keys are passed over. */
   readonly #forgetIfOld = (entry: Entry, scope: string): boolean => {
-    if (entry.state === "in_progress") return true;
-    if (this.#walkNow - entry.storedAt < IDEMPOTENCY_RETENTION_MS) return false;
+    if (!(entry instanceof StoredOutcome)) return true; // in progress
+    if (this.#walkNow - toEpochMs(entry.storedAt) < IDEMPOTENCY_RETENTION_MS) return false;
     this.#entries.delete(scope);
     return true;
   };

@@ -1,5 +1,8 @@
-import { type CaptureMode, formatCents, type Item, type Order, type OrderStatus } from "@purchase-auth/core";
+import { type CaptureMode, formatCents, type Order, type OrderStatus } from "@purchase-auth/core";
 import { FifoMap } from "../core/bounded.js";
+import { type StoredTime, toEpochMs } from "../core/stored-time.js";
+import { appended, type CompactList } from "./compact-list.js";
+import { type ItemsText, itemsFromText } from "./items-text.js";
 
 /** A write applied to an order, kept for assertions (`orders()` in the control surface). */
 export interface OrderOperation {
@@ -22,8 +25,8 @@ export interface OrderRecord {
   readonly reference: string | undefined;
   readonly currency: string;
   readonly captureMode: CaptureMode;
-  readonly items: readonly Item[];
-  readonly createdAt: number;
+  readonly items: ItemsText;
+  readonly createdAt: StoredTime;
   readonly totalCents: bigint;
   capturedCents: bigint;
   refundedCents: bigint;
@@ -31,11 +34,13 @@ export interface OrderRecord {
   cancelledCents: bigint;
   /** The remainder was released by expiry rather than by a cancel call. */
   expired: boolean;
-  operations: OrderOperation[];
+  operations: CompactList<OrderOperation>;
 }
 
 /** What is still authorized and neither captured nor released. */
 export function uncapturedCents(order: OrderRecord): bigint {
+  // The total itself while nothing is captured or released: no new BigInt for a capture to keep.
+  if (order.capturedCents === 0n && order.cancelledCents === 0n) return order.totalCents;
   return order.totalCents - order.capturedCents - order.cancelledCents;
 }
 
@@ -75,7 +80,8 @@ export function captureOrder(
   const remainder = uncapturedCents(order);
   const amount = amountCents ?? remainder;
   if (amount > remainder) return { ok: false, reason: "AMOUNT_EXCEEDS_REMAINING" };
-  order.capturedCents += amount;
+  // 0n + amount would be a new BigInt equal to `amount`, kept as long as the order: share it instead.
+  order.capturedCents = order.capturedCents === 0n ? amount : order.capturedCents + amount;
   record(order, "capture", amount, details);
   return { ok: true, amountCents: amount };
 }
@@ -128,8 +134,8 @@ export function toOrderResource(order: OrderRecord): Order {
     refundedAmount: formatCents(order.refundedCents),
     cancelledAmount: formatCents(order.cancelledCents),
     captureMode: order.captureMode,
-    createdAt: new Date(order.createdAt).toISOString(),
-    items: order.items.map((item) => ({ ...item })),
+    createdAt: new Date(toEpochMs(order.createdAt)).toISOString(),
+    items: itemsFromText(order.items),
   };
 }
 
@@ -157,10 +163,7 @@ function record(
           ...(actionReference === undefined ? {} : { actionReference }),
           ...(description === undefined ? {} : { description }),
         };
-  // The first write makes an array of one: a push onto [] reserves 17 slots, kept as long as the order.
-  if (order.operations.length === 0) order.operations = [operation];
-  else order.operations.push(operation);
-  if (order.operations.length > MAX_OPERATIONS) order.operations.shift();
+  order.operations = appended(order.operations, operation, MAX_OPERATIONS);
 }
 
 /**
@@ -214,11 +217,11 @@ export class OrderStore {
     return this.#awaitingExpiry.oldest();
   }
 
-  /** Removes and returns the queued orders created at or before `createdBy`. */
+  /** Removes and returns the queued orders created at or before `createdBy` (epoch ms). */
   takeExpiring(createdBy: number): OrderRecord[] {
     const due: OrderRecord[] = [];
     this.#awaitingExpiry.walkFromOldest((order) => {
-      if (order.createdAt > createdBy) return false;
+      if (toEpochMs(order.createdAt) > createdBy) return false;
       this.#awaitingExpiry.delete(order.orderId);
       due.push(order);
       return true;
