@@ -2,37 +2,14 @@ import { describe, expect, it } from "vitest";
 import { newGuid } from "../src/core/ids.js";
 import { SeededRandom } from "../src/core/prng.js";
 import { authorizedBody, authorizedResponse, successResponse } from "../src/http/envelopes.js";
+import { awkwardText } from "./awkward-text.js";
 
 // authorizedBody puts the answer of a synchronous create together without JSON.stringify when no id
 // needs escaping. Its text must be JSON.stringify's for every input, the unusual ones included.
 
-const ALPHABET = [
-  ..."0123456789abcdefABCDEF-",
-  '"',
-  "\\",
-  "/",
-  " ",
-  "\u0000",
-  "\u001f",
-  "\u007f",
-  "\u00e9",
-  "\u2028",
-  "\ud83d",
-  "\ude00",
-  "\ud83d\ude00",
-];
-
-function randomText(random: SeededRandom): string {
-  const length = Math.floor(random.next() * 40);
-  let text = "";
-  for (let index = 0; index < length; index++) {
-    // Mostly GUID characters, now and then one that JSON.stringify escapes or keeps as it is.
-    const pick =
-      random.next() < 0.9 ? Math.floor(random.next() * 23) : Math.floor(random.next() * ALPHABET.length);
-    text += ALPHABET[pick];
-  }
-  return text;
-}
+/** Mostly GUID characters, now and then one JSON.stringify escapes or keeps as it is. */
+const randomText = (random: SeededRandom) =>
+  awkwardText(random, "0123456789abcdefABCDEF-", { maxLength: 40, awkwardShare: 0.1 });
 
 const stringified = (id: string, authorizationId: string, orderId: string) =>
   JSON.stringify({ id, data: { authorizationId, orderId } });

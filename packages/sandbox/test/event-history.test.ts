@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { RingBuffer } from "../src/core/bounded.js";
 import { Simulator } from "../src/index.js";
 import { type EmittedEvent, EventHistory } from "../src/webhooks/history.js";
-import { authorizationBody, GUID, startReceiver, type WebhookReceiver } from "./helpers.js";
+import { accessTokenIn, authorizationBody, GUID, startReceiver, type WebhookReceiver } from "./helpers.js";
 
 // The history of emitted events keeps compact records and builds each event once, when it is read or
 // delivered: what `events()` returns must be what a ring of events built at the emit returned.
@@ -100,18 +100,7 @@ describe("Simulator.events()", () => {
     simulator = sim;
     const merchant = sim.createMerchant();
     const { customerToken } = sim.createCustomerToken({ merchantId: merchant.merchantId });
-    const token = await sim.handle({
-      method: "POST",
-      url: "/oauth2/v2.0/token",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "client_credentials",
-        client_id: merchant.clientId,
-        client_secret: merchant.clientSecret,
-        scope: merchant.scope,
-      }).toString(),
-    });
-    const accessToken = token.kind === "respond" ? JSON.parse(token.body ?? "{}").access_token : "";
+    const accessToken = await accessTokenIn(sim, merchant);
     const create = async (reference: string) => {
       const created = await sim.handle({
         method: "POST",

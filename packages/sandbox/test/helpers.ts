@@ -1,7 +1,12 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { request } from "undici";
-import type { CreateCustomerTokenInput, MerchantCredentials, SandboxServer } from "../src/index.js";
+import type {
+  CreateCustomerTokenInput,
+  MerchantCredentials,
+  SandboxServer,
+  Simulator,
+} from "../src/index.js";
 
 // Raw HTTP helpers: the tests talk to the sandbox like any client would, never through our client.
 
@@ -75,6 +80,22 @@ export async function accessTokenFor(sandbox: SandboxServer, merchant: MerchantC
   });
   if (response.status !== 200) throw new Error(`token request failed: ${response.status} ${response.text}`);
   return response.json.access_token as string;
+}
+
+/** An access token from a simulator without sockets (`Simulator.handle`), or "" when refused. */
+export async function accessTokenIn(simulator: Simulator, merchant: MerchantCredentials): Promise<string> {
+  const token = await simulator.handle({
+    method: "POST",
+    url: "/oauth2/v2.0/token",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: merchant.clientId,
+      client_secret: merchant.clientSecret,
+      scope: merchant.scope,
+    }).toString(),
+  });
+  return token.kind === "respond" ? JSON.parse(token.body ?? "{}").access_token : "";
 }
 
 export interface Shop {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { MerchantCredentials, SandboxOutcome, SandboxRequest } from "../src/index.js";
 import { Simulator } from "../src/index.js";
-import { authorizationBody } from "./helpers.js";
+import { accessTokenIn, authorizationBody } from "./helpers.js";
 
 // The idempotency store keeps an outcome in a compact form and puts the response together again on a
 // replay: the replay must be the very answer first given, status, headers and body, with no key
@@ -23,19 +23,8 @@ async function shop() {
   return { accessToken: await accessTokenOf(merchant), customerToken, merchant };
 }
 
-async function accessTokenOf(merchant: MerchantCredentials): Promise<string> {
-  const token = await simulator.handle({
-    method: "POST",
-    url: "/oauth2/v2.0/token",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: merchant.clientId,
-      client_secret: merchant.clientSecret,
-      scope: merchant.scope,
-    }).toString(),
-  });
-  return token.kind === "respond" ? JSON.parse(token.body ?? "{}").access_token : "";
+function accessTokenOf(merchant: MerchantCredentials): Promise<string> {
+  return accessTokenIn(simulator, merchant);
 }
 
 function post(accessToken: string, url: string, key: string, body?: unknown): SandboxRequest {

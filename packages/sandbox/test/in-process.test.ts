@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { Simulator } from "../src/index.js";
-import { authorizationBody } from "./helpers.js";
+import { accessTokenIn, authorizationBody } from "./helpers.js";
 
 // The simulator without sockets: the same pipeline, answered through `handle`.
 
@@ -11,19 +11,8 @@ describe("Simulator.handle", () => {
   it("answers requests without HTTP", async () => {
     simulator = new Simulator({ demo: true });
     const demo = simulator.demo!;
-    const token = await simulator.handle({
-      method: "POST",
-      url: "/oauth2/v2.0/token",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "client_credentials",
-        client_id: demo.merchant.clientId,
-        client_secret: demo.merchant.clientSecret,
-        scope: demo.merchant.scope,
-      }).toString(),
-    });
-    expect(token).toMatchObject({ kind: "respond", status: 200 });
-    const accessToken = token.kind === "respond" ? JSON.parse(token.body ?? "{}").access_token : "";
+    const accessToken = await accessTokenIn(simulator, demo.merchant);
+    expect(accessToken).toMatch(/./); // the token endpoint answered 200 with a token
 
     const created = await simulator.handle({
       method: "POST",

@@ -2,37 +2,15 @@ import { itemSchema } from "@purchase-auth/core";
 import { describe, expect, it } from "vitest";
 import { SeededRandom } from "../src/core/prng.js";
 import { itemsFromText, itemsToText } from "../src/state/items-text.js";
+import { awkwardText } from "./awkward-text.js";
 
 // itemsToText writes the items' JSON itself (JSON.stringify of the validated objects was the
 // dearest step of a create). Its text must be JSON.stringify's for every item, unusual text included,
 // and it must know every field of core's item schema.
 
-const ALPHABET = [
-  ..."abcXYZ019 -.,",
-  '"',
-  "\\",
-  "/",
-  "\u0000",
-  "\u001f",
-  "\u007f",
-  "\u00e9",
-  "\u2028",
-  "\ud83d",
-  "\ude00",
-  "\ud83d\ude00",
-  "中",
-];
-
-function randomText(random: SeededRandom): string {
-  const length = Math.floor(random.next() * 30);
-  let text = "";
-  for (let index = 0; index < length; index++) {
-    const pick =
-      random.next() < 0.8 ? Math.floor(random.next() * 13) : Math.floor(random.next() * ALPHABET.length);
-    text += ALPHABET[pick];
-  }
-  return text;
-}
+/** Mostly plain text, now and then one JSON.stringify escapes or keeps as it is. */
+const randomText = (random: SeededRandom) =>
+  awkwardText(random, "abcXYZ019 -.,", { maxLength: 30, awkwardShare: 0.2 });
 
 describe("itemsToText", () => {
   it("writes the fields of core's item schema, in its order", () => {
