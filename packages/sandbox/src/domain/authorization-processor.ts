@@ -74,7 +74,7 @@ export class AuthorizationProcessor {
       reason === undefined
         ? { authorizationId, merchantId, attempt, at, outcome: "succeeded", synchronous }
         : { authorizationId, merchantId, attempt, at, outcome: "failed", reason, synchronous };
-    auth.attempts = appended(auth.attempts, record, Number.POSITIVE_INFINITY);
+    auth.attempts = appended(auth.attempts, record);
     auth.nextAttemptAt = undefined;
     ctx.attemptLog.push(record);
     ctx.stats.attempts++;

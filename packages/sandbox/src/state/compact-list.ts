@@ -6,8 +6,12 @@
  */
 export type CompactList<T extends object> = T | T[] | undefined;
 
-/** The list with `entry` appended; beyond `max` (at least 2) entries the oldest is dropped. */
-export function appended<T extends object>(list: CompactList<T>, entry: T, max: number): CompactList<T> {
+/** The list with `entry` appended; beyond `max` (at least 2, no limit unless given) the oldest is dropped. */
+export function appended<T extends object>(
+  list: CompactList<T>,
+  entry: T,
+  max = Number.POSITIVE_INFINITY,
+): CompactList<T> {
   if (list === undefined) return entry;
   if (!Array.isArray(list)) return [list, entry];
   list.push(entry);
