@@ -5,11 +5,13 @@ import type { MemoryProbeResult } from "./memory-probe.js";
 import type { ThroughputCell, ThroughputRatios, ThroughputSettings } from "./rows/create-throughput.js";
 import type { ExpressAdapterResult } from "./rows/express-adapter.js";
 import type { BookkeepingCell, BookkeepingSettings } from "./rows/express-bookkeeping.js";
+import { accountCreate } from "./rows/sandbox-accounting.js";
 import {
   type CapacityCell,
+  CREATE_ENDPOINT,
   FLOOR_ENDPOINT,
   SMALL_STORES,
-  SMALL_STORES_ENDPOINT,
+  TCP_FLOOR_ENDPOINT,
 } from "./rows/sandbox-capacity.js";
 import { PATHOLOGICAL_GOALS, type SandboxValidationResult } from "./rows/sandbox-validation.js";
 import type { TokenHandlingResult } from "./rows/token-handling.js";
@@ -53,6 +55,9 @@ export const GOALS = {
 
 const integer = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
+/** A difference in whole units with its sign: "+11", "−1". */
+const signed = (value: number) =>
+  Math.round(value) < 0 ? `−${-Math.round(value)}` : `+${Math.round(value)}`;
 const count = (value: number) => (Number.isFinite(value) ? integer.format(value) : "n/a");
 const percent = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)}%` : "n/a");
 const mark = (ok: boolean) => (ok ? "ok" : "MISSED");
@@ -128,25 +133,22 @@ export function formatReport(results: BenchResults): string {
   if (capacity) {
     lines.push("sandbox capacity (raw undici client)");
     for (const cell of capacity) {
-      const goal = cell.endpoint.startsWith("POST /purchase/authorizations")
-        ? ` (goal ≥ ${count(GOALS.sandboxCreatesPerCoreAtLeast)}) ${mark(cell.extrapolatedSandboxCeiling >= GOALS.sandboxCreatesPerCoreAtLeast)}`
-        : "";
-      const cpuLabel = cell.endpoint === FLOOR_ENDPOINT ? "server CPU" : "sandbox CPU";
+      const goal =
+        cell.endpoint === CREATE_ENDPOINT
+          ? ` (goal ≥ ${count(GOALS.sandboxCreatesPerCoreAtLeast)}) ${mark(cell.extrapolatedSandboxCeiling >= GOALS.sandboxCreatesPerCoreAtLeast)}`
+          : "";
+      const floor = cell.endpoint === FLOOR_ENDPOINT || cell.endpoint === TCP_FLOOR_ENDPOINT;
       lines.push(
-        `  ${cell.endpoint.padEnd(38)} c=${cell.concurrency} ${count(cell.opsPerSec).padStart(7)} req/s  p50 ${fixed(cell.p50Ms)} ms  p99 ${fixed(cell.p99Ms)} ms  ${cpuLabel} ${percent(cell.sandboxCpuPercent)} (≈ ${count(cell.extrapolatedSandboxCeiling)} req/s at a full core)${goal}`,
+        `  ${cell.endpoint.padEnd(38)} c=${cell.concurrency} ${count(cell.opsPerSec).padStart(7)} req/s  p50 ${fixed(cell.p50Ms)} ms  p99 ${fixed(cell.p99Ms)} ms  ${floor ? "server CPU" : "sandbox CPU"} ${percent(cell.sandboxCpuPercent)} (≈ ${count(cell.extrapolatedSandboxCeiling)} req/s at a full core)${goal}`,
       );
     }
-    const create = capacity.find((cell) => cell.endpoint === "POST /purchase/authorizations");
-    const floor = capacity.find((cell) => cell.endpoint === FLOOR_ENDPOINT);
-    if (create && floor) {
+    const accounting = accountCreate(capacity);
+    if (accounting) {
+      const { tcpMicros, nodeHttpMicros, smallStoresMicros, fullStoresMicros } = accounting;
+      const { ratio, interval } = accounting.createOverNodeHttp;
       lines.push(
-        `  CPU per request: sandbox create ${fixed(1e6 / create.extrapolatedSandboxCeiling, 0)} µs, bare node:http ${fixed(1e6 / floor.extrapolatedSandboxCeiling, 0)} µs (${fixed(floor.extrapolatedSandboxCeiling / create.extrapolatedSandboxCeiling)}×, rounds alternating); the goal is ${fixed(1e6 / GOALS.sandboxCreatesPerCoreAtLeast, 0)} µs`,
-      );
-    }
-    const small = capacity.find((cell) => cell.endpoint === SMALL_STORES_ENDPOINT);
-    if (create && small) {
-      lines.push(
-        `  of which the stores' size: ${fixed(1e6 / create.extrapolatedSandboxCeiling - 1e6 / small.extrapolatedSandboxCeiling, 0)} µs (the same create with stores of ${count(SMALL_STORES)}: ${fixed(1e6 / small.extrapolatedSandboxCeiling, 0)} µs)`,
+        `  CPU per request, mean of ${accounting.rounds} alternating rounds: TCP read + write ${fixed(tcpMicros, 0)} µs, node:http ${signed(nodeHttpMicros - tcpMicros)}, the create with stores of ${count(SMALL_STORES)} ${signed(smallStoresMicros - nodeHttpMicros)}, full stores ${signed(fullStoresMicros - smallStoresMicros)}: ${fixed(fullStoresMicros, 0)} µs per create; the goal allows ${fixed(1e6 / GOALS.sandboxCreatesPerCoreAtLeast, 0)}`,
+        `  create / bare node:http, CPU per request: ${fixed(ratio)} [${fixed(interval[0])}–${fixed(interval[1])}] (pooled, 90% paired interval)`,
       );
     }
     lines.push("");

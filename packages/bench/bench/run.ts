@@ -64,7 +64,9 @@ const BOOKKEEPING = {
 };
 const CAPACITY = {
   operations: scale(5_000, 200),
-  rounds: 3,
+  // Six rounds of every target side by side: the per-layer µs and the ratio to node:http are means
+  // and a paired interval over them (three rounds left the ratio's interval wider than the layers).
+  rounds: scale(6, 3),
   concurrency: 64,
   // Creates the stores hold: served unmeasured before the create's rounds (none in a smoke run).
   storesToFill: scale(BENCH_SANDBOX_OPTIONS.maxStoredObjects ?? 0, 0),

@@ -9,10 +9,11 @@ import { fetchAccessToken, type ShopCredentials } from "../wire.js";
 
 // Row 5: what the sandbox serves with the cheapest possible client (raw undici, concurrency 64),
 // and how busy its process is meanwhile, so nobody mistakes it for the bottleneck. The create call
-// is measured in rounds alternating with the floor under it: a bare node:http server in a process
-// of its own that reads the same request and writes the same answer, and does nothing else; and with
-// a second sandbox whose stores keep only a few hundred objects, to show what the size of the stores
-// costs (records kept for thousands of creates are copied and promoted by the garbage collector).
+// is measured in rounds alternating with the floors under it, each in a process of its own: a bare
+// node:http server that reads the same request and writes the same answer, and does nothing else;
+// under that, a bare TCP server that writes the same bytes without parsing HTTP; and a second sandbox
+// whose stores keep only a few hundred objects, to show what the size of the stores costs (records
+// kept for thousands of creates are copied and promoted by the garbage collector).
 
 export interface CapacityCell {
   endpoint: string;
@@ -24,10 +25,16 @@ export interface CapacityCell {
   sandboxCpuPercent: number;
   /** opsPerSec scaled to a fully busy core of the serving process: a rough ceiling of it alone. */
   extrapolatedSandboxCeiling: number;
+  /** CPU µs of the serving process per request, each round's (index i of every target side by side). */
+  roundCpuMicrosPerOp: number[];
 }
 
+/** The create's endpoint name in the cells: the goal's figure (the bench's sandbox, stores full). */
+export const CREATE_ENDPOINT = "POST /purchase/authorizations";
 /** The floor's endpoint name in the cells. */
 export const FLOOR_ENDPOINT = "bare node:http, the create's answer";
+/** The floor under node:http: the same bytes read and written on a bare TCP socket. */
+export const TCP_FLOOR_ENDPOINT = "bare TCP socket, the same bytes";
 /** Objects and keys the small-store sandbox keeps (the bench's own sandbox keeps 20,000 of each). */
 export const SMALL_STORES = 500;
 /** The small-store sandbox's endpoint name in the cells: a diagnostic, not the goal's figure. */
@@ -58,6 +65,10 @@ export async function measureSandboxCapacity(
     fileURLToPath(new URL("../floor-process.js", import.meta.url)),
   );
   const floorCreate = await rawUndiciVariant({ ...shop, baseUrl: floor.ready });
+  const tcpFloor = await forkRpcChild<"cpuMicros">(
+    fileURLToPath(new URL("../tcp-floor-process.js", import.meta.url)),
+  );
+  const tcpFloorCreate = await rawUndiciVariant({ ...shop, baseUrl: tcpFloor.ready });
   const small = await forkRpcChild<"openShop" | "cpuMicros">(
     fileURLToPath(new URL("../sandbox-process.js", import.meta.url)),
     { args: [`--stored=${SMALL_STORES}`] },
@@ -77,7 +88,7 @@ export async function measureSandboxCapacity(
     cells.push(
       ...(await measureTargets(
         [
-          { endpoint: "POST /purchase/authorizations", op: create.create, cpuMicros: host.cpuMicros },
+          { endpoint: CREATE_ENDPOINT, op: create.create, cpuMicros: host.cpuMicros },
           {
             endpoint: SMALL_STORES_ENDPOINT,
             op: smallCreate.create,
@@ -87,6 +98,11 @@ export async function measureSandboxCapacity(
             endpoint: FLOOR_ENDPOINT,
             op: floorCreate.create,
             cpuMicros: () => floor.call<number>("cpuMicros"),
+          },
+          {
+            endpoint: TCP_FLOOR_ENDPOINT,
+            op: tcpFloorCreate.create,
+            cpuMicros: () => tcpFloor.call<number>("cpuMicros"),
           },
         ],
         // The stores full before the first round, as in a long load test: otherwise a run of this row
@@ -99,6 +115,8 @@ export async function measureSandboxCapacity(
     await create.close();
     await floorCreate.close();
     await floor.close();
+    await tcpFloorCreate.close();
+    await tcpFloor.close();
     await smallCreate.close();
     await small.close();
     await agent.close();
@@ -113,13 +131,14 @@ async function measureTargets(
   const { operations, concurrency } = settings;
   const warmup = Math.ceil(settings.warmup ?? operations / 4);
   for (const target of targets) await runCell(target.op, { operations: warmup, concurrency });
-  const rounds = targets.map((): Array<CellResult & { cpu: number }> => []);
+  const rounds = targets.map((): Array<CellResult & { cpu: number; cpuMicrosPerOp: number }> => []);
   for (let round = 0; round < settings.rounds; round++) {
     for (const [index, target] of targets.entries()) {
       const before = await target.cpuMicros();
       const cell = await runCell(target.op, { operations, concurrency });
-      const cpu = (((await target.cpuMicros()) - before) / (cell.seconds * 1e6)) * 100;
-      rounds[index]!.push({ ...cell, cpu });
+      const cpuMicros = (await target.cpuMicros()) - before;
+      const cpu = (cpuMicros / (cell.seconds * 1e6)) * 100;
+      rounds[index]!.push({ ...cell, cpu, cpuMicrosPerOp: cpuMicros / operations });
     }
   }
   return targets.map((target, index) => {
@@ -134,6 +153,7 @@ async function measureTargets(
       p99Ms: median(measured.map((r) => r.p99Ms)),
       sandboxCpuPercent,
       extrapolatedSandboxCeiling: opsPerSec / (sandboxCpuPercent / 100),
+      roundCpuMicrosPerOp: measured.map((r) => r.cpuMicrosPerOp),
     };
   });
 }
