@@ -1,4 +1,5 @@
 import { fork } from "node:child_process";
+import type { AddressInfo, Server } from "node:net";
 
 // A child process that serves something on loopback (the sandbox, an Express app) and answers a few
 // control calls from the benchmark over IPC: its URL once ready, its CPU time, its close.
@@ -104,4 +105,21 @@ export function serveRpc(
 export function cpuMicrosOfThisProcess(): number {
   const usage = process.cpuUsage();
   return usage.user + usage.system;
+}
+
+/**
+ * A floor's child side: `server` (node:http's or node:net's) listens on a free loopback port, and the
+ * RPC reports its URL, answers `cpuMicros`, and on "close" ends its connections, then the server.
+ */
+export async function serveFloor(server: Server, endConnections: () => void): Promise<void> {
+  server.listen(0, "127.0.0.1");
+  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+  serveRpc(
+    `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    { cpuMicros: cpuMicrosOfThisProcess },
+    async () => {
+      endConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  );
 }

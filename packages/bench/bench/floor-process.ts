@@ -1,6 +1,5 @@
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { cpuMicrosOfThisProcess, serveRpc } from "./child-rpc.js";
+import { serveFloor } from "./child-rpc.js";
 import { cannedAnswer } from "./wire.js";
 
 // Child-process entry: the floor under the sandbox's create call. A bare node:http server that reads
@@ -26,14 +25,4 @@ const server = createServer((req, res) => {
     res.end(body);
   });
 });
-server.listen(0, "127.0.0.1");
-await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-
-serveRpc(
-  `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-  { cpuMicros: cpuMicrosOfThisProcess },
-  async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  },
-);
+await serveFloor(server, () => server.closeAllConnections());

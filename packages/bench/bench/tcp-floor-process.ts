@@ -1,6 +1,5 @@
-import type { AddressInfo } from "node:net";
 import { createServer, type Socket } from "node:net";
-import { cpuMicrosOfThisProcess, serveRpc } from "./child-rpc.js";
+import { serveFloor } from "./child-rpc.js";
 import { cannedAnswer } from "./wire.js";
 
 // Child-process entry: the floor under node:http. A bare TCP server that finds each request's end
@@ -64,14 +63,6 @@ const server = createServer((socket) => {
   socket.once("close", () => sockets.delete(socket));
   serve(socket);
 });
-server.listen(0, "127.0.0.1");
-await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-
-serveRpc(
-  `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-  { cpuMicros: cpuMicrosOfThisProcess },
-  async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  },
-);
+await serveFloor(server, () => {
+  for (const socket of sockets) socket.destroy();
+});
