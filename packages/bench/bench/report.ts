@@ -5,7 +5,7 @@ import type { MemoryProbeResult } from "./memory-probe.js";
 import type { ThroughputCell, ThroughputRatios, ThroughputSettings } from "./rows/create-throughput.js";
 import type { ExpressAdapterResult } from "./rows/express-adapter.js";
 import type { BookkeepingCell, BookkeepingSettings } from "./rows/express-bookkeeping.js";
-import { accountCreate } from "./rows/sandbox-accounting.js";
+import { accountCreate, wholeMicroLayers } from "./rows/sandbox-accounting.js";
 import {
   type CapacityCell,
   CREATE_ENDPOINT,
@@ -144,12 +144,14 @@ export function formatReport(results: BenchResults): string {
     }
     const accounting = accountCreate(capacity);
     if (accounting) {
-      const { tcpMicros, nodeHttpMicros, smallStoresMicros, fullStoresMicros } = accounting;
+      const layers = wholeMicroLayers(accounting);
       const { ratio, interval } = accounting.createOverNodeHttp;
       lines.push(
-        `  CPU per request, mean of ${accounting.rounds} alternating rounds: TCP read + write ${fixed(tcpMicros, 0)} µs, node:http ${signed(nodeHttpMicros - tcpMicros)}, the create with stores of ${count(SMALL_STORES)} ${signed(smallStoresMicros - nodeHttpMicros)}, full stores ${signed(fullStoresMicros - smallStoresMicros)}: ${fixed(fullStoresMicros, 0)} µs per create; the goal allows ${fixed(1e6 / GOALS.sandboxCreatesPerCoreAtLeast, 0)}`,
-        `  create / bare node:http, CPU per request: ${fixed(ratio)} [${fixed(interval[0])}–${fixed(interval[1])}] (pooled, 90% paired interval)`,
+        `  CPU per request, mean of ${accounting.rounds} rounds side by side: TCP read + write ${layers.tcp} µs, node:http ${signed(layers.nodeHttp)}, the create with stores of ${count(SMALL_STORES)} ${signed(layers.create)}, full stores ${signed(layers.fullStores)}: ${layers.total} µs per create; the goal allows ${fixed(1e6 / GOALS.sandboxCreatesPerCoreAtLeast, 0)}`,
+        `  create / bare node:http, CPU per request: ${fixed(ratio)} [${fixed(interval[0])}–${fixed(interval[1])}] (pooled; the interval is this run's round-to-round noise, not the hour's)`,
       );
+    } else {
+      lines.push("  CPU per request by layer: n/a (no CPU figure for the sandbox in this process)");
     }
     lines.push("");
   }

@@ -10,10 +10,10 @@ import {
 // Where the sandbox's create spends its CPU, layer by layer, from row 5's alternating rounds: what a
 // loopback socket costs to read a request and write an answer (the TCP floor), what node:http adds
 // (its floor), what the create adds with small stores, and what full stores add. Each layer is the
-// difference of two targets measured side by side, so the machine's hour moves them together; the
-// create's ratio to node:http carries across hours better than its µs do.
+// difference of two targets measured side by side, so the machine's hour moves them together.
 
 export interface CreateAccounting {
+  /** Rounds every target has (each mean below is over these, the first `rounds` of each target). */
   rounds: number;
   /** CPU µs of the serving process per request, the mean over the rounds. */
   tcpMicros: number;
@@ -24,26 +24,50 @@ export interface CreateAccounting {
   createOverNodeHttp: PairedRatio;
 }
 
-/** Undefined when a target is missing or its CPU was not measured (the sandbox in this process). */
+/**
+ * Undefined when a target is missing or any of its rounds has no CPU figure (the sandbox in this
+ * process measures none: NaN, which results/latest.json stores as null).
+ */
 export function accountCreate(cells: readonly CapacityCell[]): CreateAccounting | undefined {
-  const rounds = (endpoint: string) => cells.find((cell) => cell.endpoint === endpoint)?.roundCpuMicrosPerOp;
-  const tcp = rounds(TCP_FLOOR_ENDPOINT);
-  const nodeHttp = rounds(FLOOR_ENDPOINT);
-  const small = rounds(SMALL_STORES_ENDPOINT);
-  const full = rounds(CREATE_ENDPOINT);
-  if (tcp === undefined || nodeHttp === undefined || small === undefined || full === undefined)
-    return undefined;
-  if ([tcp, nodeHttp, small, full].some((values) => values.length === 0 || values.some(Number.isNaN))) {
-    return undefined;
-  }
+  const roundsOf = (endpoint: string) =>
+    cells.find((cell) => cell.endpoint === endpoint)?.roundCpuMicrosPerOp as readonly unknown[] | undefined;
+  const targets = [TCP_FLOOR_ENDPOINT, FLOOR_ENDPOINT, SMALL_STORES_ENDPOINT, CREATE_ENDPOINT].map(roundsOf);
+  if (targets.some((values) => values === undefined || values.length === 0)) return undefined;
+  const rounds = Math.min(...targets.map((values) => values!.length));
+  const measured = targets.map((values) => values!.slice(0, rounds));
+  if (measured.some((values) => !values.every(isFiniteNumber))) return undefined;
+  const [tcp, nodeHttp, small, full] = measured as number[][] as [number[], number[], number[], number[]];
+  const tcpMicros = mean(tcp);
+  const nodeHttpMicros = mean(nodeHttp);
+  const smallStoresMicros = mean(small);
+  const fullStoresMicros = mean(full);
   return {
-    rounds: Math.min(tcp.length, nodeHttp.length, small.length, full.length),
-    tcpMicros: mean(tcp),
-    nodeHttpMicros: mean(nodeHttp),
-    smallStoresMicros: mean(small),
-    fullStoresMicros: mean(full),
+    rounds,
+    tcpMicros,
+    nodeHttpMicros,
+    smallStoresMicros,
+    fullStoresMicros,
     createOverNodeHttp: pairedRatio(full, nodeHttp),
   };
+}
+
+/** The layers in whole µs, as differences of the rounded running totals: they add up to `total`. */
+export function wholeMicroLayers(accounting: CreateAccounting): {
+  tcp: number;
+  nodeHttp: number;
+  create: number;
+  fullStores: number;
+  total: number;
+} {
+  const tcp = Math.round(accounting.tcpMicros);
+  const nodeHttp = Math.round(accounting.nodeHttpMicros);
+  const small = Math.round(accounting.smallStoresMicros);
+  const total = Math.round(accounting.fullStoresMicros);
+  return { tcp, nodeHttp: nodeHttp - tcp, create: small - nodeHttp, fullStores: total - small, total };
+}
+
+function isFiniteNumber(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value);
 }
 
 function mean(values: readonly number[]): number {

@@ -1,0 +1,104 @@
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import { createServer as createTcpServer, type Server, type Socket } from "node:net";
+import { cannedAnswer } from "./wire.js";
+
+// The two floors under the sandbox's create call (row 5), each served by a child process of its own
+// (floor-process.ts, tcp-floor-process.ts). Both answer what the sandbox answers a synchronous create
+// (200, the same JSON envelope and headers, new ids each time) and do nothing else: no validation, no
+// state. test/floors.test.ts checks that they write the same bytes.
+
+/**
+ * A bare node:http server that reads the request body and writes the answer. Its CPU per request is
+ * what node:http itself costs; the sandbox cannot serve a create for less.
+ */
+export function nodeHttpFloor(): HttpServer {
+  return createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = cannedAnswer(req.url ?? "");
+      if (body === undefined) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, [
+        "content-type",
+        "application/json; charset=utf-8",
+        "content-length",
+        String(Buffer.byteLength(body)),
+      ]);
+      res.end(body);
+    });
+  });
+}
+
+const HEADER_END = "\r\n\r\n";
+const CONTENT_LENGTH = /\r\ncontent-length:[ \t]*(\d+)/i;
+
+/**
+ * The floor under node:http: a bare TCP server that finds each request's end (the blank line, then
+ * Content-Length bytes) and writes the bytes node:http writes for its answer, in one write. No header
+ * parsing beyond Content-Length, no limits, no chunked request bodies: not an HTTP server, only what
+ * reading a request and writing an answer on a loopback socket costs. The CPU between it and the
+ * node:http floor is node:http's own. `endConnections` destroys the open sockets (for a close).
+ */
+export function tcpFloor(): { server: Server; endConnections(): void } {
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    answerRequests(socket);
+  });
+  return {
+    server,
+    endConnections: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
+function answerRequests(socket: Socket): void {
+  socket.setNoDelay(true);
+  socket.setEncoding("latin1"); // one byte per character: offsets below are byte offsets
+  let pending = "";
+  socket.on("data", (chunk: string) => {
+    pending += chunk;
+    for (;;) {
+      const headerEnd = pending.indexOf(HEADER_END);
+      if (headerEnd < 0) return;
+      const head = pending.slice(0, headerEnd);
+      const requestEnd = headerEnd + HEADER_END.length + Number(CONTENT_LENGTH.exec(head)?.[1] ?? 0);
+      if (pending.length < requestEnd) return;
+      const pathStart = head.indexOf(" ") + 1;
+      socket.write(answerBytes(head.slice(pathStart, head.indexOf(" ", pathStart))), "latin1");
+      pending = pending.slice(requestEnd);
+    }
+  });
+  socket.on("error", () => socket.destroy());
+}
+
+/** What node:http writes for the node:http floor's answer to `path` (Node 20's header order). */
+function answerBytes(path: string): string {
+  const keepAlive = `Date: ${date()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n`;
+  const body = cannedAnswer(path);
+  if (body === undefined) {
+    return `HTTP/1.1 404 Not Found\r\n${keepAlive}Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n`;
+  }
+  return (
+    "HTTP/1.1 200 OK\r\ncontent-type: application/json; charset=utf-8\r\n" +
+    `content-length: ${Buffer.byteLength(body)}\r\n${keepAlive}\r\n${body}`
+  );
+}
+
+/** node:http's Date header, formatted once per second as node does. */
+let dateSecond = -1;
+let dateText = "";
+function date(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== dateSecond) {
+    dateSecond = second;
+    dateText = new Date(now).toUTCString();
+  }
+  return dateText;
+}

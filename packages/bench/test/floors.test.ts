@@ -1,0 +1,136 @@
+import type { AddressInfo, Server } from "node:net";
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeHttpFloor, tcpFloor } from "../bench/floor-servers.js";
+import { CREATE_PATH } from "../bench/wire.js";
+
+// Row 5's account subtracts the TCP floor from the node:http floor and calls the difference
+// node:http's own cost. That holds only if both read the same requests and write the same bytes: a
+// TCP floor that answered before the body had arrived, or wrote less, would make node:http look
+// costlier than it is. Both floors are sent the same bytes, in the same pieces, and must answer the
+// same bytes (their Date header and fresh ids aside).
+
+const body = JSON.stringify({ customerToken: "token", order: { description: "Kaffee, gerÃ¶stet é" } });
+const request = (path: string) =>
+  `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n` +
+  `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+const servers: Array<{ server: Server; end(): void }> = [];
+let nodeHttpPort = 0;
+let tcpPort = 0;
+
+async function listen(server: Server, end: () => void): Promise<number> {
+  servers.push({ server, end });
+  server.listen(0, "127.0.0.1");
+  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+  return (server.address() as AddressInfo).port;
+}
+
+beforeAll(async () => {
+  const http = nodeHttpFloor();
+  nodeHttpPort = await listen(http, () => http.closeAllConnections());
+  const tcp = tcpFloor();
+  tcpPort = await listen(tcp.server, tcp.endConnections);
+});
+
+afterAll(async () => {
+  for (const { server, end } of servers) {
+    end();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+});
+
+/** Writes `pieces` one at a time (each after the last was flushed), reads until `answers` have come. */
+function exchange(port: number, pieces: readonly string[], answers: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    let received = "";
+    socket.setEncoding("latin1");
+    socket.on("error", reject);
+    socket.on("data", (chunk: string) => {
+      received += chunk;
+      if (completeAnswers(received) >= answers) {
+        socket.destroy();
+        resolve(received);
+      }
+    });
+    socket.on("connect", async () => {
+      for (const piece of pieces) {
+        await new Promise<void>((flushed) => socket.write(Buffer.from(piece, "utf8"), () => flushed()));
+        await new Promise((next) => setImmediate(next));
+      }
+    });
+  });
+}
+
+/** How many whole answers `text` holds (a Content-Length body, or a chunked body ending in 0). */
+function completeAnswers(text: string): number {
+  let count = 0;
+  let rest = text;
+  for (;;) {
+    const headerEnd = rest.indexOf("\r\n\r\n");
+    if (headerEnd < 0) return count;
+    const head = rest.slice(0, headerEnd);
+    const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+    const end = length
+      ? headerEnd + 4 + Number(length[1])
+      : rest.indexOf("0\r\n\r\n", headerEnd + 4) + "0\r\n\r\n".length;
+    if (end < headerEnd + 4 || rest.length < end) return count;
+    count++;
+    rest = rest.slice(end);
+  }
+}
+
+const normalised = (bytes: string) =>
+  bytes
+    .replace(/Date: [^\r]+/g, "Date: <date>")
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<id>");
+
+async function bothFloors(pieces: readonly string[], answers: number) {
+  const [viaNodeHttp, viaTcp] = await Promise.all([
+    exchange(nodeHttpPort, pieces, answers),
+    exchange(tcpPort, pieces, answers),
+  ]);
+  return { nodeHttp: normalised(viaNodeHttp), tcp: normalised(viaTcp) };
+}
+
+describe("row 5's two floors", () => {
+  it("answer a create with the same bytes", async () => {
+    const { nodeHttp, tcp } = await bothFloors([request(CREATE_PATH)], 1);
+    expect(nodeHttp).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(nodeHttp).toContain('"authorizationId":"<id>"');
+    expect(tcp).toBe(nodeHttp);
+  });
+
+  it("wait for the whole body, however it is cut", async () => {
+    const whole = request(CREATE_PATH);
+    const blankLine = whole.indexOf("\r\n\r\n");
+    const cuts = [
+      [
+        whole.slice(0, blankLine + 4),
+        whole.slice(blankLine + 4, blankLine + 10),
+        whole.slice(blankLine + 10),
+      ],
+      [whole.slice(0, blankLine + 2), whole.slice(blankLine + 2)], // inside the blank line
+    ];
+    for (const pieces of cuts) {
+      // A second request after it: a floor that answered at the blank line would read the first
+      // body as the start of the next request.
+      const { nodeHttp, tcp } = await bothFloors([...pieces, request(CREATE_PATH)], 2);
+      expect(nodeHttp.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+      expect(tcp).toBe(nodeHttp);
+    }
+  });
+
+  it("answer requests sent back to back one by one, in order", async () => {
+    const { nodeHttp, tcp } = await bothFloors([request(CREATE_PATH) + request(CREATE_PATH)], 2);
+    expect(nodeHttp.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+    expect(tcp).toBe(nodeHttp);
+  });
+
+  it("answer a path they do not serve with the same 404", async () => {
+    const { nodeHttp, tcp } = await bothFloors([request("/nowhere")], 1);
+    expect(nodeHttp).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
+    expect(tcp).toBe(nodeHttp);
+  });
+});
