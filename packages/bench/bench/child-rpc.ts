@@ -48,11 +48,28 @@ export async function forkRpcChild<Method extends string>(
     });
   });
 
+  // A child that dies (killed, crashed) fails its calls instead of leaving them unanswered forever.
+  const gone = () => child.exitCode !== null || child.signalCode !== null || !child.connected;
+  const failPending = () => {
+    for (const waiter of pending.values()) waiter.reject(new Error(`${entry} is gone`));
+    pending.clear();
+  };
+  child.on("exit", failPending);
+  child.on("disconnect", failPending);
+
   const call = <T>(method: Method | "close"): Promise<T> =>
     new Promise<T>((resolve, reject) => {
+      if (gone()) {
+        reject(new Error(`${entry} is gone`));
+        return;
+      }
       const id = nextId++;
       pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      child.send({ id, method } satisfies RpcRequest);
+      child.send({ id, method } satisfies RpcRequest, (error) => {
+        if (error === null || error === undefined) return;
+        pending.delete(id);
+        reject(error);
+      });
     });
 
   return {
@@ -60,8 +77,10 @@ export async function forkRpcChild<Method extends string>(
     call,
     close: async () => {
       child.removeAllListeners("exit"); // the "exited early" rejection of the start
+      child.on("exit", failPending);
+      if (child.exitCode !== null || child.signalCode !== null) return; // already gone
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-      await call("close").catch(() => undefined);
+      await call("close").catch(() => child.kill());
       await exited;
     },
   };

@@ -40,28 +40,47 @@ afterAll(async () => {
   }
 });
 
-/** Writes `pieces` one at a time (each after the last was flushed), reads until `answers` have come. */
-function exchange(port: number, pieces: readonly string[], answers: number): Promise<string> {
+/** What came back: all of it, and what had come before the last piece was written. */
+interface Exchanged {
+  received: string;
+  beforeLastPiece: string;
+}
+
+/**
+ * Writes `pieces` one at a time (each after the last was flushed, the last after a pause), reads until
+ * `answers` have come and then a little longer, so that an answer too many would be seen too.
+ */
+function exchange(port: number, pieces: readonly string[], answers: number): Promise<Exchanged> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     let received = "";
+    let beforeLastPiece: string | undefined;
+    let done = false;
     socket.setEncoding("latin1");
     socket.on("error", reject);
     socket.on("data", (chunk: string) => {
       received += chunk;
-      if (completeAnswers(received) >= answers) {
+      if (done || completeAnswers(received) < answers) return;
+      done = true;
+      setTimeout(() => {
         socket.destroy();
-        resolve(received);
-      }
+        resolve({ received, beforeLastPiece: beforeLastPiece ?? received });
+      }, SETTLE_MS);
     });
     socket.on("connect", async () => {
-      for (const piece of pieces) {
+      for (const [index, piece] of pieces.entries()) {
+        if (index === pieces.length - 1 && index > 0) {
+          await new Promise((pause) => setTimeout(pause, SETTLE_MS));
+          beforeLastPiece = received;
+        }
         await new Promise<void>((flushed) => socket.write(Buffer.from(piece, "utf8"), () => flushed()));
-        await new Promise((next) => setImmediate(next));
       }
     });
   });
 }
+
+/** Long enough on loopback for an answer already written to arrive; a correct floor never sends one. */
+const SETTLE_MS = 20;
 
 /** How many whole answers `text` holds (a Content-Length body, or a chunked body ending in 0). */
 function completeAnswers(text: string): number {
@@ -83,7 +102,7 @@ function completeAnswers(text: string): number {
 
 const normalised = (bytes: string) =>
   bytes
-    .replace(/Date: [^\r]+/g, "Date: <date>")
+    .replace(/Date: [A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT\r\n/g, "Date: <date>\r\n")
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<id>");
 
 async function bothFloors(pieces: readonly string[], answers: number) {
@@ -91,7 +110,11 @@ async function bothFloors(pieces: readonly string[], answers: number) {
     exchange(nodeHttpPort, pieces, answers),
     exchange(tcpPort, pieces, answers),
   ]);
-  return { nodeHttp: normalised(viaNodeHttp), tcp: normalised(viaTcp) };
+  return {
+    nodeHttp: normalised(viaNodeHttp.received),
+    tcp: normalised(viaTcp.received),
+    beforeLastPiece: [viaNodeHttp.beforeLastPiece, viaTcp.beforeLastPiece],
+  };
 }
 
 describe("row 5's two floors", () => {
@@ -114,10 +137,9 @@ describe("row 5's two floors", () => {
       [whole.slice(0, blankLine + 2), whole.slice(blankLine + 2)], // inside the blank line
     ];
     for (const pieces of cuts) {
-      // A second request after it: a floor that answered at the blank line would read the first
-      // body as the start of the next request.
-      const { nodeHttp, tcp } = await bothFloors([...pieces, request(CREATE_PATH)], 2);
-      expect(nodeHttp.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+      const { nodeHttp, tcp, beforeLastPiece } = await bothFloors(pieces, 1);
+      expect(beforeLastPiece).toEqual(["", ""]); // nothing answered before the body was whole
+      expect(nodeHttp).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
       expect(tcp).toBe(nodeHttp);
     }
   });

@@ -50,8 +50,9 @@ export async function measureSandboxCapacity(
   host: SandboxHost,
   settings: { operations: number; rounds: number; concurrency: number; storesToFill: number },
 ): Promise<CapacityCell[]> {
-  // Everything opened is closed, newest first, even when a later child fails to start.
+  // Everything opened is closed, newest first, even when a later child fails to start or dies.
   const opened: Array<{ close(): Promise<void> }> = [];
+  let measured = false;
   const open = <T extends { close(): Promise<void> }>(resource: T): T => {
     opened.push(resource);
     return resource;
@@ -114,9 +115,16 @@ export async function measureSandboxCapacity(
         { ...settings, warmup: settings.storesToFill + settings.operations / 4 },
       )),
     );
+    measured = true;
     return cells;
   } finally {
-    for (const resource of opened.reverse()) await resource.close();
+    // Each closed even when another's close fails. A failed close is reported when nothing else
+    // failed: thrown over an error of the row itself, it would hide that error.
+    const failures: unknown[] = [];
+    for (const resource of opened.reverse())
+      await resource.close().catch((error: unknown) => failures.push(error));
+    if (measured && failures.length > 0) throw failures[0];
+    for (const failure of failures) console.error("row 5: a close failed after the row failed:", failure);
   }
 }
 
