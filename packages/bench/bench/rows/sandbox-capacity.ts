@@ -51,9 +51,8 @@ export async function measureSandboxCapacity(
   settings: { operations: number; rounds: number; concurrency: number; storesToFill: number },
 ): Promise<CapacityCell[]> {
   // Everything opened is closed, newest first, even when a later child fails to start or dies.
-  const opened: Array<{ close(): Promise<void> }> = [];
-  let measured = false;
-  const open = <T extends { close(): Promise<void> }>(resource: T): T => {
+  const opened: Closable[] = [];
+  const open = <T extends Closable>(resource: T): T => {
     opened.push(resource);
     return resource;
   };
@@ -115,17 +114,27 @@ export async function measureSandboxCapacity(
         { ...settings, warmup: settings.storesToFill + settings.operations / 4 },
       )),
     );
-    measured = true;
+    const failures = await closeAll(opened);
+    if (failures.length > 0) throw failures[0];
     return cells;
-  } finally {
-    // Each closed even when another's close fails. A failed close is reported when nothing else
-    // failed: thrown over an error of the row itself, it would hide that error.
-    const failures: unknown[] = [];
-    for (const resource of opened.reverse())
-      await resource.close().catch((error: unknown) => failures.push(error));
-    if (measured && failures.length > 0) throw failures[0];
-    for (const failure of failures) console.error("row 5: a close failed after the row failed:", failure);
+  } catch (error) {
+    // The row's own error is the one to report: a failed close after it is only logged.
+    for (const failure of await closeAll(opened)) console.error("row 5: a close failed too:", failure);
+    throw error;
   }
+}
+
+interface Closable {
+  close(): Promise<void>;
+}
+
+/** Closes each resource once, newest first, even when another's close fails; returns the failures. */
+async function closeAll(opened: Closable[]): Promise<unknown[]> {
+  const failures: unknown[] = [];
+  for (let resource = opened.pop(); resource !== undefined; resource = opened.pop()) {
+    await resource.close().catch((error: unknown) => failures.push(error));
+  }
+  return failures;
 }
 
 function childEntry(file: string): string {
