@@ -35,10 +35,12 @@ export async function forkRpcChild<Method extends string>(
   });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   let nextId = 1;
+  let exitedEarly: ((code: number | null) => void) | undefined;
 
   const ready = await new Promise<string>((resolve, reject) => {
     child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`${entry} exited early (${code})`)));
+    exitedEarly = (code) => reject(new Error(`${entry} exited early (${code})`));
+    child.once("exit", exitedEarly);
     child.on("message", (message: RpcReply) => {
       if ("ready" in message) return resolve(message.ready);
       const waiter = pending.get(message.id);
@@ -76,8 +78,7 @@ export async function forkRpcChild<Method extends string>(
     ready,
     call,
     close: async () => {
-      child.removeAllListeners("exit"); // the "exited early" rejection of the start
-      child.on("exit", failPending);
+      if (exitedEarly !== undefined) child.off("exit", exitedEarly); // the start's, long settled
       if (child.exitCode !== null || child.signalCode !== null) return; // already gone
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
       await call("close").catch(() => child.kill());

@@ -55,9 +55,8 @@ export const GOALS = {
 
 const integer = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
 const fixed = (value: number, digits = 2) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
-/** A difference in whole units with its sign: "+11", "−1". */
-const signed = (value: number) =>
-  Math.round(value) < 0 ? `−${-Math.round(value)}` : `+${Math.round(value)}`;
+/** A whole number with its sign: "+11", "−1". */
+const signed = (value: number) => (value < 0 ? `−${-value}` : `+${value}`);
 const count = (value: number) => (Number.isFinite(value) ? integer.format(value) : "n/a");
 const percent = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)}%` : "n/a");
 const mark = (ok: boolean) => (ok ? "ok" : "MISSED");

@@ -29,24 +29,24 @@ export interface CreateAccounting {
  * process measures none: NaN, which results/latest.json stores as null).
  */
 export function accountCreate(cells: readonly CapacityCell[]): CreateAccounting | undefined {
-  const roundsOf = (endpoint: string) =>
-    cells.find((cell) => cell.endpoint === endpoint)?.roundCpuMicrosPerOp as readonly unknown[] | undefined;
-  const targets = [TCP_FLOOR_ENDPOINT, FLOOR_ENDPOINT, SMALL_STORES_ENDPOINT, CREATE_ENDPOINT].map(roundsOf);
-  if (targets.some((values) => values === undefined || values.length === 0)) return undefined;
-  const rounds = Math.min(...targets.map((values) => values!.length));
-  const measured = targets.map((values) => values!.slice(0, rounds));
-  if (measured.some((values) => !values.every(isFiniteNumber))) return undefined;
-  const [tcp, nodeHttp, small, full] = measured as number[][] as [number[], number[], number[], number[]];
-  const tcpMicros = mean(tcp);
-  const nodeHttpMicros = mean(nodeHttp);
-  const smallStoresMicros = mean(small);
-  const fullStoresMicros = mean(full);
+  const targets = [TCP_FLOOR_ENDPOINT, FLOOR_ENDPOINT, SMALL_STORES_ENDPOINT, CREATE_ENDPOINT].map(
+    (endpoint) => cells.find((cell) => cell.endpoint === endpoint)?.roundCpuMicrosPerOp ?? [],
+  );
+  const rounds = Math.min(...targets.map((values) => values.length));
+  if (rounds === 0) return undefined;
+  const [tcp, nodeHttp, small, full] = targets.map((values) => values.slice(0, rounds)) as [
+    number[],
+    number[],
+    number[],
+    number[],
+  ];
+  if (![tcp, nodeHttp, small, full].every((values) => values.every(isFiniteNumber))) return undefined;
   return {
     rounds,
-    tcpMicros,
-    nodeHttpMicros,
-    smallStoresMicros,
-    fullStoresMicros,
+    tcpMicros: mean(tcp),
+    nodeHttpMicros: mean(nodeHttp),
+    smallStoresMicros: mean(small),
+    fullStoresMicros: mean(full),
     createOverNodeHttp: pairedRatio(full, nodeHttp),
   };
 }
