@@ -1,4 +1,13 @@
 import type { z } from "zod";
+import { withChecksOf } from "./compiled-checks.js";
+import {
+  type CheckLike,
+  type CompileOptions,
+  FALL_BACK,
+  type FastParser,
+  isThenable,
+  type Payload,
+} from "./fast-path.js";
 
 // A fast path compiled once from a zod schema: the same schema objects, the same check functions,
 // without zod's general machinery (issue collection, paths, async support) around them. It answers
@@ -8,16 +17,7 @@ import type { z } from "zod";
 // A property test holds it to zod's output on generated and mutated inputs
 // (test/compiled-parser.test.ts).
 
-/** "Not decided here": the caller parses with zod. */
-export const FALL_BACK: unique symbol = Symbol("fall back to zod");
-export type FastParser = (value: unknown) => unknown;
-
-interface CompileOptions {
-  /** Freeze every object and array of the output as it is built. */
-  freeze: boolean;
-  /** Generate object parsers as code (default); false takes the loop every runtime allows. */
-  generateCode?: boolean;
-}
+export { FALL_BACK, type FastParser } from "./fast-path.js";
 
 /** The zod 4 internals this compiler reads; anything else makes it fall back to zod. */
 interface Internals {
@@ -39,29 +39,9 @@ interface Internals {
   values?: ReadonlySet<unknown>;
 }
 
-interface CheckLike {
-  _zod: {
-    def: {
-      check: string;
-      fn?: (value: unknown) => unknown;
-      tx?: (value: unknown) => unknown;
-      when?: (payload: Payload) => boolean;
-    };
-    check: (payload: Payload) => unknown;
-  };
-}
-
-interface Payload {
-  value: unknown;
-  issues: unknown[];
-}
-
 const internals = (schema: z.ZodType) => (schema as unknown as { _zod: Internals })._zod;
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
-const isThenable = (value: unknown) =>
-  typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
-
 const compiled = new WeakMap<z.ZodType, Map<string, FastParser>>();
 
 /** The fast parser of `schema`, compiled on first use and kept with the schema. */
@@ -132,7 +112,7 @@ function compileNode(schema: z.ZodType, options: CompileOptions): FastParser {
 
 function compileKnownNode(schema: z.ZodType, zod: Internals, options: CompileOptions): FastParser {
   const { def } = zod;
-  const withChecks = (parse: FastParser) => withChecksOf(def.checks, parse);
+  const withChecks = (parse: FastParser) => withChecksOf(def.checks, parse, options);
   switch (def.type) {
     case "string":
       if (def.coerce) return delegate(schema);
@@ -298,42 +278,4 @@ function objectParserWithFixedKeys(fields: CompiledField[], options: CompileOpti
   } catch {
     return undefined;
   }
-}
-
-/** Runs the node's checks (refinements, length limits, trims) on its parsed value, as zod does. */
-function withChecksOf(checks: CheckLike[] | undefined, parse: FastParser): FastParser {
-  if (!checks || checks.length === 0) return parse;
-  const steps = checks.map(compileCheck);
-  return (value) => {
-    let current = parse(value);
-    for (let index = 0; index < steps.length && current !== FALL_BACK; index++) {
-      current = (steps[index] as FastParser)(current);
-    }
-    return current;
-  };
-}
-
-/**
- * One check as a step from the value to the value it passes on (a trim rewrites it), or FALL_BACK.
- * Refinements and rewrites are called directly, without an object per call; every other check
- * (length limits, which zod counts in code points, superRefine, checks with a `when`) runs through
- * zod's own check function on a payload like the one zod passes.
- */
-function compileCheck(check: CheckLike): FastParser {
-  const { def, check: run } = check._zod;
-  const { when } = def;
-  if (def.check === "custom" && def.fn && !when) {
-    const fn = def.fn;
-    return (value) => {
-      const result = fn(value);
-      return !isThenable(result) && result ? value : FALL_BACK;
-    };
-  }
-  if (def.check === "overwrite" && def.tx && !when) return def.tx;
-  return (value) => {
-    const payload: Payload = { value, issues: [] };
-    if (when && !when(payload)) return value;
-    const result = run(payload);
-    return isThenable(result) || payload.issues.length > 0 ? FALL_BACK : payload.value;
-  };
 }

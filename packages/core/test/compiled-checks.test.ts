@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { FALL_BACK, fastParserOf } from "../src/validation/compiled-parser.js";
+
+// A node's checks run as generated code where the runtime allows it, and as a loop where it does
+// not: both must take a value exactly when zod does, pass on what a rewrite made of it, and step
+// aside (FALL_BACK) for anything they cannot decide alone, such as a refinement's promise.
+
+const modes = [
+  { generateCode: true, label: "as code" },
+  { generateCode: false, label: "in a loop" },
+] as const;
+
+describe.each(modes)("a node's checks, $label", ({ generateCode }) => {
+  const parserOf = (schema: z.ZodType) => fastParserOf(schema, { freeze: false, generateCode });
+
+  it("passes a value when a refinement answers truthy, like zod, and steps aside when falsy", () => {
+    const schema = z.string().refine((value) => value.length);
+    const parse = parserOf(schema);
+    expect(parse("abc")).toBe("abc");
+    expect(schema.safeParse("abc").success).toBe(true);
+    expect(parse("")).toBe(FALL_BACK);
+    expect(schema.safeParse("").success).toBe(false);
+  });
+
+  it("runs rewrites and refinements in order, each on what the one before gave", () => {
+    const schema = z
+      .string()
+      .trim()
+      .refine((value) => value === "a")
+      .max(1);
+    const parse = parserOf(schema);
+    expect(parse("  a ")).toBe("a");
+    expect(schema.parse("  a ")).toBe("a");
+    expect(parse(" ab ")).toBe(FALL_BACK);
+    expect(parse(7)).toBe(FALL_BACK);
+  });
+
+  it("steps aside for a refinement that answers with a promise (zod refuses it synchronously)", () => {
+    const schema = z.string().refine(async () => true);
+    expect(parserOf(schema)("a")).toBe(FALL_BACK);
+    expect(() => schema.safeParse("a")).toThrow();
+  });
+
+  it("runs a check with a `when` only when it applies, and steps aside for the issue it adds", () => {
+    const schema = z.object({ a: z.string(), b: z.string() }).refine((value) => value.a === value.b, {
+      when: (payload) => payload.issues.length === 0,
+    });
+    const parse = parserOf(schema);
+    expect(parse({ a: "x", b: "x" })).toEqual({ a: "x", b: "x" });
+    expect(parse({ a: "x", b: "y" })).toBe(FALL_BACK);
+    expect(schema.safeParse({ a: "x", b: "y" }).success).toBe(false);
+  });
+});
