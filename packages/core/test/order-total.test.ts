@@ -1,10 +1,24 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { orderTotalCents } from "../src/index.js";
-import { exactTotalCents } from "../src/money/order-total.js";
+import { orderTotalCents, toCents } from "../src/index.js";
 
 // orderTotalCents adds small amounts up as doubles and everything else as bigint: for every input
-// it must answer exactly what bigint alone answers, undefined included.
+// it must answer exactly what bigint alone answers, undefined included, reading each item once.
+
+type Items = ReadonlyArray<{ unitPrice: string; quantity: string }>;
+
+/** The total by bigint alone, as core computed it before: the answer the fast way must give. */
+function exactTotalCents(items: Items): bigint | undefined {
+  let total = 0n;
+  for (const { unitPrice, quantity } of items) {
+    try {
+      total += toCents(unitPrice) * BigInt(quantity);
+    } catch {
+      return undefined;
+    }
+  }
+  return total;
+}
 
 const digits = (min: number, max: number) =>
   fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });
@@ -131,5 +145,67 @@ describe("orderTotalCents", () => {
     expect(orderTotalCents([{ unitPrice: "1.234", quantity: "1" }])).toBeUndefined();
     expect(orderTotalCents([{ unitPrice: "1.23", quantity: "1.5" }])).toBeUndefined();
     expect(orderTotalCents([{ unitPrice: "1e3", quantity: "1" }])).toBeUndefined();
+  });
+
+  it("reads what for…of reads: sets, generators and arrays with their own iterator alike", () => {
+    const line = { unitPrice: "5", quantity: "1" };
+    const asItems = (value: unknown) => value as Items;
+    expect(orderTotalCents(asItems(new Set([line])))).toBe(500n);
+    expect(
+      orderTotalCents(
+        asItems(
+          (function* () {
+            yield line;
+            yield { unitPrice: "1.5", quantity: "2" };
+          })(),
+        ),
+      ),
+    ).toBe(800n);
+    const own = [line];
+    Object.defineProperty(own, Symbol.iterator, {
+      value: function* () {
+        yield { unitPrice: "7", quantity: "1" };
+      },
+    });
+    expect(orderTotalCents(own)).toBe(exactTotalCents(own));
+    expect(() => orderTotalCents(asItems({ length: 1, 0: line }))).toThrow(TypeError);
+    expect(() => orderTotalCents(asItems(null))).toThrow(TypeError);
+  });
+
+  it("throws what bigint alone throws for a missing item", () => {
+    const items = [{ unitPrice: "1", quantity: "1" }, null] as unknown as Items;
+    let expected: unknown;
+    try {
+      exactTotalCents(items);
+    } catch (error) {
+      expected = error;
+    }
+    expect(expected).toBeInstanceOf(TypeError);
+    expect(() => orderTotalCents(items)).toThrow((expected as Error).message);
+  });
+
+  it("reads each item's amounts once, also when it goes on in bigint", () => {
+    const reads: string[] = [];
+    const counted = (name: string, unitPrice: string, quantity: string) => ({
+      get unitPrice() {
+        reads.push(`${name}.unitPrice`);
+        return unitPrice;
+      },
+      get quantity() {
+        reads.push(`${name}.quantity`);
+        return quantity;
+      },
+    });
+    // " 2" is not a form the fast way takes: the sum goes on in bigint from the second item.
+    const items = [counted("a", "1.00", "1"), counted("b", "1", " 2"), counted("c", "0.50", "3")];
+    expect(orderTotalCents(items)).toBe(100n + 200n + 150n);
+    expect(reads).toEqual([
+      "a.unitPrice",
+      "a.quantity",
+      "b.unitPrice",
+      "b.quantity",
+      "c.unitPrice",
+      "c.quantity",
+    ]);
   });
 });

@@ -3,40 +3,40 @@ import { toCents } from "./decimal.js";
 // The exact total of an order's items, in cents. Every create call computes it (the schema refuses
 // a total of nothing, adapters store it), and with bigint from a regular expression's captures it
 // was a tenth of the request's whole check. Nearly every order's amounts fit a double exactly, so
-// they are added up as whole numbers of cents there; anything else takes the bigint way. The two
-// ways give the same answer for every input (test/order-total.test.ts).
+// they are added up as whole numbers of cents there; from the first item that does not fit, the
+// sum goes on in bigint. Each item is read once, in order, as `for…of` reads it. The answer is the
+// bigint one for every input (test/order-total.test.ts).
 
 /** Sum of unitPrice × quantity in cents, or undefined while any item is still invalid. */
 export function orderTotalCents(
   items: ReadonlyArray<{ unitPrice: string; quantity: string }>,
 ): bigint | undefined {
+  /** The sum so far in whole cents, exact while it is a safe integer. */
   let total = 0;
-  for (let index = 0; index < items.length; index++) {
-    const { unitPrice, quantity } = items[index]!;
-    const cents = typeof unitPrice === "string" ? smallCents(unitPrice) : undefined;
-    const count = typeof quantity === "string" ? smallWholeNumber(quantity) : undefined;
-    if (cents === undefined || count === undefined) return exactTotalCents(items);
-    const line = cents * count;
-    total += line;
-    // A product or sum past 2^53 is never rounded to a safe integer: this check is exact.
-    if (!Number.isSafeInteger(line) || !Number.isSafeInteger(total)) return exactTotalCents(items);
-  }
-  return BigInt(total);
-}
-
-/** The total by bigint alone: the definition the fast way must agree with. */
-export function exactTotalCents(
-  items: ReadonlyArray<{ unitPrice: string; quantity: string }>,
-): bigint | undefined {
-  let total = 0n;
+  /** The sum so far once an item did not fit a double: bigint from there on. */
+  let exact: bigint | undefined;
   for (const { unitPrice, quantity } of items) {
+    if (exact === undefined) {
+      const cents = typeof unitPrice === "string" ? smallCents(unitPrice) : undefined;
+      const count = typeof quantity === "string" ? smallWholeNumber(quantity) : undefined;
+      if (cents !== undefined && count !== undefined) {
+        const line = cents * count;
+        const sum = total + line;
+        // A product or sum past 2^53 is never rounded back to a safe integer: this check is exact.
+        if (Number.isSafeInteger(line) && Number.isSafeInteger(sum)) {
+          total = sum;
+          continue;
+        }
+      }
+      exact = BigInt(total);
+    }
     try {
-      total += toCents(unitPrice) * BigInt(quantity);
+      exact += toCents(unitPrice) * BigInt(quantity);
     } catch {
       return undefined;
     }
   }
-  return total;
+  return exact ?? BigInt(total);
 }
 
 /** Digits a double holds exactly with room to spare: 10^15 < 2^53. */
