@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { FALL_BACK, fastParserOf } from "../src/validation/compiled-parser.js";
 
@@ -50,5 +50,52 @@ describe.each(modes)("a node's checks, $label", ({ generateCode }) => {
     expect(parse({ a: "x", b: "x" })).toEqual({ a: "x", b: "x" });
     expect(parse({ a: "x", b: "y" })).toBe(FALL_BACK);
     expect(schema.safeParse({ a: "x", b: "y" }).success).toBe(false);
+  });
+
+  it("passes a thenable that is not a promise, as zod does, and throws what a refinement throws", () => {
+    // biome-ignore lint/suspicious/noThenProperty: a thenable that is not a promise is the case here
+    const thenable = z.string().refine(() => ({ then: () => undefined }));
+    expect(parserOf(thenable)("a")).toBe("a");
+    expect(thenable.safeParse("a").success).toBe(true);
+    const throwing = z.string().refine(() => {
+      throw new RangeError("refinement failed");
+    });
+    expect(() => parserOf(throwing)("a")).toThrow("refinement failed");
+    expect(() => throwing.safeParse("a")).toThrow("refinement failed");
+  });
+});
+
+describe("code generation", () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
+  it("builds a function of its own for each node with checks, and none fails to build", () => {
+    const built: string[] = [];
+    const failed: unknown[] = [];
+    const RealFunction = Function;
+    vi.stubGlobal(
+      "Function",
+      new Proxy(RealFunction, {
+        construct(target, args: string[]) {
+          try {
+            const made = Reflect.construct(target, args);
+            built.push(args[args.length - 1]!);
+            return made;
+          } catch (error) {
+            failed.push(error);
+            throw error;
+          }
+        },
+      }),
+    );
+    // A new schema: compiled now, while the proxy counts.
+    const schema = z.object({ a: z.string().trim().min(1), b: z.string().refine((value) => value !== "x") });
+    const parse = fastParserOf(schema, { freeze: false, generateCode: true });
+    expect(failed).toEqual([]);
+    expect(built.filter((body) => body.includes("functions")).length).toBe(2);
+    expect(built.filter((body) => body.includes("parsers")).length).toBe(1);
+    expect(parse({ a: " a ", b: "y" })).toEqual({ a: "a", b: "y" });
+    expect(parse({ a: " a ", b: "x" })).toBe(FALL_BACK);
   });
 });

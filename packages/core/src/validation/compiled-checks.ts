@@ -3,6 +3,7 @@ import {
   type CompileOptions,
   FALL_BACK,
   type FastParser,
+  generatedFunction,
   isThenable,
   type Payload,
 } from "./fast-path.js";
@@ -36,7 +37,8 @@ function checksInLoop(checks: CheckLike[], parse: FastParser): FastParser {
 /**
  * The same steps as one function with a call of its own for each check: refinements and rewrites
  * called directly. Only indices are written into the code, never a name from a schema. Undefined
- * where code cannot be generated (a Content-Security-Policy without 'unsafe-eval').
+ * where code cannot be generated (a Content-Security-Policy without 'unsafe-eval'). Never shared
+ * between nodes with the same checks: each node's own function is what gives each call its site.
  */
 function checksAsCode(checks: CheckLike[], parse: FastParser): FastParser | undefined {
   const functions: unknown[] = [];
@@ -45,7 +47,7 @@ function checksAsCode(checks: CheckLike[], parse: FastParser): FastParser | unde
     if (def.check === "custom" && def.fn && !def.when) {
       functions.push(def.fn);
       // compileCheck's refinement: passed when the answer is truthy and not a promise.
-      return `r = f${index}(c); if (!r || (typeof r === "object" && typeof r.then === "function")) return FALL_BACK;`;
+      return `r = f${index}(c); if (!r || r instanceof Promise) return FALL_BACK;`;
     }
     if (def.check === "overwrite" && def.tx && !def.when) {
       functions.push(def.tx);
@@ -63,16 +65,10 @@ function checksAsCode(checks: CheckLike[], parse: FastParser): FastParser | unde
     ${lines.join("\n    ")}
     return c;
   };`;
-  try {
-    const factory = new Function("parse", "functions", "FALL_BACK", body) as (
-      parse: FastParser,
-      functions: unknown[],
-      fallBack: typeof FALL_BACK,
-    ) => FastParser;
-    return factory(parse, functions, FALL_BACK);
-  } catch {
-    return undefined;
-  }
+  const factory = generatedFunction<
+    (parse: FastParser, functions: unknown[], fallBack: typeof FALL_BACK) => FastParser
+  >(["parse", "functions", "FALL_BACK"], body);
+  return factory?.(parse, functions, FALL_BACK);
 }
 
 /**
@@ -88,7 +84,8 @@ function compileCheck(check: CheckLike): FastParser {
     const fn = def.fn;
     return (value) => {
       const result = fn(value);
-      return !isThenable(result) && result ? value : FALL_BACK;
+      // As zod tells a refinement's promise: by instanceof (any other truthy answer passes).
+      return result && !(result instanceof Promise) ? value : FALL_BACK;
     };
   }
   if (def.check === "overwrite" && def.tx && !when) return def.tx;

@@ -5,6 +5,7 @@ import {
   type CompileOptions,
   FALL_BACK,
   type FastParser,
+  generatedFunction,
   isThenable,
   type Payload,
 } from "./fast-path.js";
@@ -266,16 +267,12 @@ function objectParserWithFixedKeys(fields: CompiledField[], options: CompileOpti
     ${lines.join("\n    ")}
     return ${options.freeze ? "Object.freeze(output)" : "output"};
   };`;
-  try {
-    const factory = new Function("parsers", "FALL_BACK", body) as (
-      parsers: FastParser[],
-      fallBack: typeof FALL_BACK,
-    ) => FastParser;
-    return factory(
-      fields.map((field) => field.parse),
-      FALL_BACK,
-    );
-  } catch {
-    return undefined;
-  }
+  const factory = generatedFunction<(parsers: FastParser[], fallBack: typeof FALL_BACK) => FastParser>(
+    ["parsers", "FALL_BACK"],
+    body,
+  );
+  return factory?.(
+    fields.map((field) => field.parse),
+    FALL_BACK,
+  );
 }

@@ -33,3 +33,21 @@ export interface Payload {
 
 export const isThenable = (value: unknown) =>
   typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
+
+/** False once the runtime refused to build a function from text (a CSP without 'unsafe-eval'). */
+let codeGenerationAllowed = true;
+
+/**
+ * `new Function(...parameters, body)`, or undefined where the runtime refuses to build code from
+ * text: asked once, then never again (each refusal may also send a CSP violation report). The
+ * bodies are the compiler's own templates, with indices and JSON-quoted keys written in.
+ */
+export function generatedFunction<F>(parameters: readonly string[], body: string): F | undefined {
+  if (!codeGenerationAllowed) return undefined;
+  try {
+    return new Function(...parameters, body) as F;
+  } catch (error) {
+    if (error instanceof EvalError) codeGenerationAllowed = false;
+    return undefined;
+  }
+}
