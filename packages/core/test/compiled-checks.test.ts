@@ -65,6 +65,28 @@ describe.each(modes)("a node's checks, $label", ({ generateCode }) => {
   });
 });
 
+describe.each(modes)("refinements and rewrites called as zod calls them, $label", ({ generateCode }) => {
+  it("as methods of their definition", () => {
+    const receivers: unknown[] = [];
+    const schema = z
+      .string()
+      .refine(function (this: unknown) {
+        receivers.push(this);
+        return true;
+      })
+      .overwrite(function (this: unknown, value: string) {
+        receivers.push(this);
+        return value;
+      });
+    expect(schema.parse("a")).toBe("a");
+    expect(fastParserOf(schema, { freeze: false, generateCode })("a")).toBe("a");
+    expect(receivers).toHaveLength(4);
+    expect(receivers[2]).toBe(receivers[0]);
+    expect(receivers[3]).toBe(receivers[1]);
+    expect(receivers[0]).toBeTypeOf("object");
+  });
+});
+
 describe("code generation", () => {
   afterEach(() => {
     vi.unstubAllGlobals();

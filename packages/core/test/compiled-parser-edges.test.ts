@@ -140,3 +140,16 @@ describe("exactOptional is compiled as optional", () => {
     expect(safeParseFast(schema, { a: undefined }).success).toBe(false);
   });
 });
+
+describe("a field under a symbol key", () => {
+  // The compiled object parser reads fields by their string keys: a symbol-keyed field was skipped,
+  // so a value zod refuses passed, and one zod keeps was dropped. Such schemas go to zod.
+  it("is parsed as zod parses it", () => {
+    const key = Symbol("k");
+    const schema = z.object({ a: z.string(), [key]: z.string() });
+    expect(safeParseFast(schema, { a: "b", [key]: 5 }).success).toBe(false);
+    const parsed = safeParseFast(schema, { a: "b", [key]: "ok" });
+    expect(parsed).toEqual(schema.safeParse({ a: "b", [key]: "ok" }));
+    expect((parsed.data as Record<symbol, unknown>)[key]).toBe("ok");
+  });
+});

@@ -128,6 +128,13 @@ describe("orderTotalCents", () => {
       { unitPrice: "71992547410.02", quantity: "1" },
     ];
     expect(orderTotalCents(lines)).toBe(9007199254740993n);
+    // A line a double cannot hold whose sum with the next one it could.
+    const back = [
+      { unitPrice: "-4416505.91", quantity: "20394401" },
+      { unitPrice: "9007199254740.99", quantity: "11" },
+    ];
+    expect(orderTotalCents(back)).toBe(-9007199254740991n + 900719925474099n * 11n);
+    expect(orderTotalCents(back)).toBe(exactTotalCents(back));
   });
 
   it("adds small amounts, discounts and whole prices as cents", () => {

@@ -42,22 +42,26 @@ function checksInLoop(checks: CheckLike[], parse: FastParser): FastParser {
  */
 function checksAsCode(checks: CheckLike[], parse: FastParser): FastParser | undefined {
   const functions: unknown[] = [];
+  const definitions: unknown[] = [];
   const lines = checks.map((check, index) => {
     const { def } = check._zod;
+    definitions.push(def);
+    // Refinements and rewrites are called as zod calls them: as methods of their definition.
     if (def.check === "custom" && def.fn && !def.when) {
       functions.push(def.fn);
       // compileCheck's refinement: passed when the answer is truthy and not a promise.
-      return `r = f${index}(c); if (!r || r instanceof Promise) return FALL_BACK;`;
+      return `r = f${index}.call(d${index}, c); if (!r || r instanceof Promise) return FALL_BACK;`;
     }
     if (def.check === "overwrite" && def.tx && !def.when) {
       functions.push(def.tx);
-      return `c = f${index}(c);`;
+      return `c = f${index}.call(d${index}, c);`;
     }
     functions.push(compileCheck(check));
     return `c = f${index}(c); if (c === FALL_BACK) return c;`;
   });
-  const names = functions.map((_, index) => `f${index}`).join(", ");
-  const body = `const [${names}] = functions;
+  const names = (prefix: string) => functions.map((_, index) => `${prefix}${index}`).join(", ");
+  const body = `const [${names("f")}] = functions;
+  const [${names("d")}] = definitions;
   return (value) => {
     let c = parse(value);
     if (c === FALL_BACK) return c;
@@ -66,14 +70,20 @@ function checksAsCode(checks: CheckLike[], parse: FastParser): FastParser | unde
     return c;
   };`;
   const factory = generatedFunction<
-    (parse: FastParser, functions: unknown[], fallBack: typeof FALL_BACK) => FastParser
-  >(["parse", "functions", "FALL_BACK"], body);
-  return factory?.(parse, functions, FALL_BACK);
+    (
+      parse: FastParser,
+      functions: unknown[],
+      definitions: unknown[],
+      fallBack: typeof FALL_BACK,
+    ) => FastParser
+  >(["parse", "functions", "definitions", "FALL_BACK"], body);
+  return factory?.(parse, functions, definitions, FALL_BACK);
 }
 
 /**
  * One check as a step from the value to the value it passes on (a trim rewrites it), or FALL_BACK.
- * Refinements and rewrites are called directly, without an object per call; every other check
+ * Refinements and rewrites are called directly (as methods of their definition, as zod calls them),
+ * without an object per call; every other check
  * (length limits, which zod counts in code points, superRefine, checks with a `when`) runs through
  * zod's own check function on a payload like the one zod passes.
  */
@@ -83,12 +93,15 @@ function compileCheck(check: CheckLike): FastParser {
   if (def.check === "custom" && def.fn && !when) {
     const fn = def.fn;
     return (value) => {
-      const result = fn(value);
+      const result = fn.call(def, value);
       // As zod tells a refinement's promise: by instanceof (any other truthy answer passes).
       return result && !(result instanceof Promise) ? value : FALL_BACK;
     };
   }
-  if (def.check === "overwrite" && def.tx && !when) return def.tx;
+  if (def.check === "overwrite" && def.tx && !when) {
+    const tx = def.tx;
+    return (value) => tx.call(def, value);
+  }
   return (value) => {
     const payload: Payload = { value, issues: [] };
     if (when && !when(payload)) return value;

@@ -210,8 +210,10 @@ function compileObject(schema: z.ZodType, options: CompileOptions): FastParser {
   const { shape, catchall } = internals(schema).def;
   // Only the default "strip" object: unknown keys are dropped, none is an error.
   if (!shape || catchall !== undefined) return delegate(schema);
-  // Writing "__proto__" would set the output's prototype, where zod skips the key.
-  if (Object.hasOwn(shape, "__proto__")) return delegate(schema);
+  // Writing "__proto__" would set the output's prototype, where zod skips the key; and the fields
+  // are read by their string keys, so a symbol-keyed field would be skipped, never checked.
+  if (Object.hasOwn(shape, "__proto__") || Object.getOwnPropertySymbols(shape).length > 0)
+    return delegate(schema);
   const fields: CompiledField[] = [];
   for (const [key, field] of Object.entries(shape)) {
     const { optin, optout } = internals(field);

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 // What the compiled fast path's parts share: the answer "not decided here", and the few zod 4
 // internals they read (anything else makes the compiler leave a schema to zod).
 
@@ -34,20 +36,35 @@ export interface Payload {
 export const isThenable = (value: unknown) =>
   typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function";
 
-/** False once the runtime refused to build a function from text (a CSP without 'unsafe-eval'). */
-let codeGenerationAllowed = true;
+/** Whether the runtime builds functions from text: probed once, as zod probes it (`allowsEval`). */
+let codeGeneration: boolean | undefined;
+
+function codeGenerationAllowed(): boolean {
+  // zod's own switch for runtimes without eval: when the app set it, nothing is generated here either.
+  if (z.config().jitless === true) return false;
+  if (codeGeneration === undefined) {
+    try {
+      new Function("");
+      codeGeneration = true;
+    } catch {
+      // A CSP without 'unsafe-eval' throws an EvalError, a locked-down realm (SES) a TypeError:
+      // either way, asked once (each refusal may also send a CSP violation report).
+      codeGeneration = false;
+    }
+  }
+  return codeGeneration;
+}
 
 /**
- * `new Function(...parameters, body)`, or undefined where the runtime refuses to build code from
- * text: asked once, then never again (each refusal may also send a CSP violation report). The
- * bodies are the compiler's own templates, with indices and JSON-quoted keys written in.
+ * `new Function(...parameters, body)`, or undefined where the runtime does not build code from
+ * text. The bodies are the compiler's own templates, with indices and JSON-quoted keys written in;
+ * one that fails to build is a bug, and its node takes the loop every runtime allows.
  */
 export function generatedFunction<F>(parameters: readonly string[], body: string): F | undefined {
-  if (!codeGenerationAllowed) return undefined;
+  if (!codeGenerationAllowed()) return undefined;
   try {
     return new Function(...parameters, body) as F;
-  } catch (error) {
-    if (error instanceof EvalError) codeGenerationAllowed = false;
+  } catch {
     return undefined;
   }
 }
