@@ -1,6 +1,5 @@
 import {
   type CheckLike,
-  type CompileOptions,
   FALL_BACK,
   type FastParser,
   generatedFunction,
@@ -13,14 +12,17 @@ import {
 // calls every check of every field from one place, which V8 cannot inline, and a request's dozen
 // checks cost about a tenth of its whole check that way (three tenths for 500 items).
 
-/** `parse`, then the node's checks on its value; FALL_BACK as soon as one is not sure. */
+/**
+ * `parse`, then the node's checks on its value; FALL_BACK as soon as one is not sure. As code unless
+ * `generateCode` is false (`CompileOptions.generateCode`) or the runtime does not build it.
+ */
 export function withChecksOf(
   checks: CheckLike[] | undefined,
   parse: FastParser,
-  options: CompileOptions,
+  generateCode: boolean,
 ): FastParser {
   if (!checks || checks.length === 0) return parse;
-  return (options.generateCode !== false && checksAsCode(checks, parse)) || checksInLoop(checks, parse);
+  return (generateCode && checksAsCode(checks, parse)) || checksInLoop(checks, parse);
 }
 
 function checksInLoop(checks: CheckLike[], parse: FastParser): FastParser {

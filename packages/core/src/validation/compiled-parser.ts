@@ -113,7 +113,7 @@ function compileNode(schema: z.ZodType, options: CompileOptions): FastParser {
 
 function compileKnownNode(schema: z.ZodType, zod: Internals, options: CompileOptions): FastParser {
   const { def } = zod;
-  const withChecks = (parse: FastParser) => withChecksOf(def.checks, parse, options);
+  const withChecks = (parse: FastParser) => withChecksOf(def.checks, parse, options.generateCode !== false);
   switch (def.type) {
     case "string":
       if (def.coerce) return delegate(schema);
