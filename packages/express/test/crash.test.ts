@@ -302,6 +302,18 @@ describe("the shop converges to the service's truth across SIGKILLs", () => {
       ),
     );
     expect(rows.filter((row) => row.status !== "failed" && row.status !== "captured")).toEqual([]);
+    // The amount charged is the cart's, worked out here without core: the shop and the sandbox both
+    // add up orders with core's orderTotalCents, so their agreeing alone would not show a wrong sum.
+    const cartByReference = new Map(carts.map((cart) => [cart.reference, cart]));
+    const wrongAmounts = rows
+      .filter((row) => row.status === "captured")
+      .map((row) => ({
+        reference: row.reference,
+        amount: row.amount,
+        cart: cartByReference.get(row.reference),
+      }))
+      .filter(({ amount, cart }) => cart === undefined || amount !== centsText(2490 * cart.quantity));
+    expect(wrongAmounts).toEqual([]);
 
     // A day later the service has forgotten every key. Every shopper comes back and POSTs again:
     // a paid cart is answered from the shop's records; nobody is charged a second time.
@@ -331,3 +343,8 @@ describe("the shop converges to the service's truth across SIGKILLs", () => {
     }
   }, 400_000);
 });
+
+/** Whole cents as the service writes an amount: 4980 → "49.80". */
+function centsText(cents: number): string {
+  return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
+}
