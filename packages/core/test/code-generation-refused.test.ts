@@ -67,14 +67,14 @@ describe("a runtime or an app that does not let code be generated", () => {
     const attempts = refuseCodeGeneration(() => new EvalError("Code generation from strings disallowed"));
     const asked = expectLikeZod(await import("../src/validation/compiled-parser.js"), attempts);
     expect(attempts.templates).toBe(0);
-    expect(asked).toBeLessThanOrEqual(1);
+    expect(asked).toBe(1);
   });
 
   it("a locked-down realm's TypeError: the same", async () => {
     const attempts = refuseCodeGeneration(() => new TypeError("Function constructor is not allowed"));
     const asked = expectLikeZod(await import("../src/validation/compiled-parser.js"), attempts);
     expect(attempts.templates).toBe(0);
-    expect(asked).toBeLessThanOrEqual(1);
+    expect(asked).toBe(1);
   });
 
   it("zod told to be jitless: nothing is asked at all", async () => {
