@@ -10,12 +10,17 @@ import { cannedAnswer } from "./wire.js";
 /**
  * A bare node:http server that reads the request body and writes the answer. Its CPU per request is
  * what node:http itself costs; the sandbox cannot serve a create for less.
+ *
+ * `busyMicros` > 0: before answering, it computes for that long (a loop reading the clock, touching
+ * no memory). Row 5 gives it the create's own work, measured without HTTP: the CPU it then costs per
+ * request is what any node:http server doing that much per request costs at the same load.
  */
-export function nodeHttpFloor(): HttpServer {
+export function nodeHttpFloor(busyMicros = 0): HttpServer {
   return createHttpServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
+      if (busyMicros > 0) computeFor(busyMicros);
       const body = cannedAnswer(req.url ?? "");
       if (body === undefined) {
         res.writeHead(404).end();
@@ -30,6 +35,14 @@ export function nodeHttpFloor(): HttpServer {
       res.end(body);
     });
   });
+}
+
+/** Keeps the CPU busy for `micros` of wall time (the work a request of a busier server would do). */
+function computeFor(micros: number): void {
+  const end = performance.now() + micros / 1000;
+  while (performance.now() < end) {
+    // nothing: reading the clock is the work
+  }
 }
 
 const HEADER_END = "\r\n\r\n";

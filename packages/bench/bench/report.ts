@@ -5,8 +5,9 @@ import type { MemoryProbeResult } from "./memory-probe.js";
 import type { ThroughputCell, ThroughputRatios, ThroughputSettings } from "./rows/create-throughput.js";
 import type { ExpressAdapterResult } from "./rows/express-adapter.js";
 import type { BookkeepingCell, BookkeepingSettings } from "./rows/express-bookkeeping.js";
-import { accountCreate, wholeMicroLayers } from "./rows/sandbox-accounting.js";
+import { accountCreate, busyLayers, wholeMicroLayers } from "./rows/sandbox-accounting.js";
 import {
+  BUSY_FLOOR_ENDPOINT,
   type CapacityCell,
   CREATE_ENDPOINT,
   FLOOR_ENDPOINT,
@@ -136,7 +137,7 @@ export function formatReport(results: BenchResults): string {
         cell.endpoint === CREATE_ENDPOINT
           ? ` (goal ≥ ${count(GOALS.sandboxCreatesPerCoreAtLeast)}) ${mark(cell.extrapolatedSandboxCeiling >= GOALS.sandboxCreatesPerCoreAtLeast)}`
           : "";
-      const floor = cell.endpoint === FLOOR_ENDPOINT || cell.endpoint === TCP_FLOOR_ENDPOINT;
+      const floor = [FLOOR_ENDPOINT, BUSY_FLOOR_ENDPOINT, TCP_FLOOR_ENDPOINT].includes(cell.endpoint);
       lines.push(
         `  ${cell.endpoint.padEnd(38)} c=${cell.concurrency} ${count(cell.opsPerSec).padStart(7)} req/s  p50 ${fixed(cell.p50Ms)} ms  p99 ${fixed(cell.p99Ms)} ms  ${floor ? "server CPU" : "sandbox CPU"} ${percent(cell.sandboxCpuPercent)} (≈ ${count(cell.extrapolatedSandboxCeiling)} req/s at a full core)${goal}`,
       );
@@ -148,6 +149,12 @@ export function formatReport(results: BenchResults): string {
       lines.push(
         `  CPU per request, mean of ${accounting.rounds} rounds side by side: TCP read + write ${layers.tcp} µs, node:http ${signed(layers.nodeHttp)}, the create with stores of ${count(SMALL_STORES)} ${signed(layers.create)}, full stores ${signed(layers.fullStores)}: ${layers.total} µs per create; the goal allows ${fixed(1e6 / GOALS.sandboxCreatesPerCoreAtLeast, 0)}`,
         `  create / bare node:http, CPU per request: ${fixed(ratio)} [${fixed(interval[0])}–${fixed(interval[1])}] (pooled; the interval is this run's round-to-round noise, not the hour's)`,
+      );
+      const split = busyLayers(accounting);
+      lines.push(
+        split === undefined
+          ? "  the create's own work: n/a (no busy floor in this run)"
+          : `  the create's own work without HTTP (its handle in a loop, stores full) ${split.ownWork} µs; bare node:http computing that long per request ${split.busyFloor} µs = node:http ${layers.tcp + layers.nodeHttp} + the computation ${split.ownWork} ${signed(split.servingBusy)} for serving at a full core; the create ${signed(split.beyondComputation)} beyond it`,
       );
     } else {
       lines.push("  CPU per request by layer: n/a (no CPU figure for the sandbox in this process)");

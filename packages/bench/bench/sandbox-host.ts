@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { type SandboxOptions, type SandboxServer, startSandbox } from "@purchase-auth/sandbox";
 import { forkRpcChild } from "./child-rpc.js";
+import { ownWorkMicrosPerCreate } from "./own-work.js";
 import type { ShopCredentials } from "./wire.js";
 
 /**
@@ -16,6 +17,8 @@ export interface SandboxHost {
   openShop(): Promise<ShopCredentials>;
   /** CPU time the sandbox's process has used so far, in microseconds (user + system). */
   cpuMicros(): Promise<number>;
+  /** CPU µs per create of the sandbox's own work, its `handle` in a loop without HTTP (own-work.ts). */
+  ownWorkMicros(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -28,6 +31,9 @@ export const BENCH_SANDBOX_OPTIONS: SandboxOptions = {
   maxStoredObjects: 20_000,
   maxIdempotencyKeys: 20_000,
 };
+
+/** Creates measured by `ownWorkMicros` (after as many as fill the stores). */
+export const OWN_WORK_CREATES = 10_000;
 
 export function shopOf(sandbox: SandboxServer): ShopCredentials {
   const merchant = sandbox.createMerchant();
@@ -54,18 +60,20 @@ async function startInProcess(): Promise<SandboxHost> {
     openShop: async () => shopOf(sandbox),
     // The sandbox shares this process: its CPU time cannot be told apart from the client's.
     cpuMicros: async () => Number.NaN,
+    ownWorkMicros: () => ownWorkMicrosPerCreate(sandbox, OWN_WORK_CREATES),
     close: () => sandbox.close(),
   };
 }
 
 async function startChildProcess(): Promise<SandboxHost> {
   const entry = fileURLToPath(new URL("./sandbox-process.js", import.meta.url));
-  const child = await forkRpcChild<"openShop" | "cpuMicros">(entry);
+  const child = await forkRpcChild<"openShop" | "cpuMicros" | "ownWorkMicros">(entry);
   return {
     placement: "child-process",
     url: child.ready,
     openShop: () => child.call<ShopCredentials>("openShop"),
     cpuMicros: () => child.call<number>("cpuMicros"),
+    ownWorkMicros: () => child.call<number>("ownWorkMicros"),
     close: () => child.close(),
   };
 }

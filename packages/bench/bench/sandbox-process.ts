@@ -1,6 +1,7 @@
 import { startSandbox } from "@purchase-auth/sandbox";
 import { cpuMicrosOfThisProcess, serveRpc } from "./child-rpc.js";
-import { BENCH_SANDBOX_OPTIONS, shopOf } from "./sandbox-host.js";
+import { ownWorkMicrosPerCreate } from "./own-work.js";
+import { BENCH_SANDBOX_OPTIONS, OWN_WORK_CREATES, shopOf } from "./sandbox-host.js";
 
 // Child-process entry: serves the sandbox on loopback and answers the parent's few control calls.
 // `--stored=N` bounds its stores at N objects and N keys instead of the bench's usual sizes.
@@ -11,6 +12,12 @@ const sandbox = await startSandbox(
     ? BENCH_SANDBOX_OPTIONS
     : { ...BENCH_SANDBOX_OPTIONS, maxStoredObjects: Number(stored), maxIdempotencyKeys: Number(stored) },
 );
-serveRpc(sandbox.url, { openShop: () => shopOf(sandbox), cpuMicros: cpuMicrosOfThisProcess }, () =>
-  sandbox.close(),
+serveRpc(
+  sandbox.url,
+  {
+    openShop: () => shopOf(sandbox),
+    cpuMicros: cpuMicrosOfThisProcess,
+    ownWorkMicros: () => ownWorkMicrosPerCreate(sandbox, OWN_WORK_CREATES),
+  },
+  () => sandbox.close(),
 );

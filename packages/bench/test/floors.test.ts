@@ -17,7 +17,10 @@ const request = (path: string) =>
 
 const servers: Array<{ server: Server; end(): void }> = [];
 let nodeHttpPort = 0;
+let busyPort = 0;
 let tcpPort = 0;
+/** The busy floor's computation per request: long enough that no answer can come sooner by chance. */
+const BUSY_MICROS = 150_000;
 
 async function listen(server: Server, end: () => void): Promise<number> {
   servers.push({ server, end });
@@ -29,6 +32,8 @@ async function listen(server: Server, end: () => void): Promise<number> {
 beforeAll(async () => {
   const http = nodeHttpFloor();
   nodeHttpPort = await listen(http, () => http.closeAllConnections());
+  const busy = nodeHttpFloor(BUSY_MICROS);
+  busyPort = await listen(busy, () => busy.closeAllConnections());
   const tcp = tcpFloor();
   tcpPort = await listen(tcp.server, tcp.endConnections);
 });
@@ -154,5 +159,18 @@ describe("row 5's two floors", () => {
     const { nodeHttp, tcp } = await bothFloors([request("/nowhere")], 1);
     expect(nodeHttp).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
     expect(tcp).toBe(nodeHttp);
+  });
+});
+
+describe("row 5's busy floor", () => {
+  it("answers what the plain node:http floor answers, after computing as long as it was told", async () => {
+    const started = performance.now();
+    const busy = await exchange(busyPort, [request(CREATE_PATH)], 1);
+    const elapsedMicros = (performance.now() - started) * 1000;
+    const plain = await exchange(nodeHttpPort, [request(CREATE_PATH)], 1);
+    expect(normalised(busy.received)).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(normalised(busy.received)).toBe(normalised(plain.received));
+    // A lower bound only: a slow machine makes the exchange longer, never shorter.
+    expect(elapsedMicros).toBeGreaterThanOrEqual(BUSY_MICROS);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { accountCreate, wholeMicroLayers } from "../bench/rows/sandbox-accounting.js";
+import { accountCreate, busyLayers, wholeMicroLayers } from "../bench/rows/sandbox-accounting.js";
 import {
+  BUSY_FLOOR_ENDPOINT,
   type CapacityCell,
   CREATE_ENDPOINT,
   FLOOR_ENDPOINT,
@@ -87,5 +88,35 @@ describe("row 5's account of a create", () => {
       );
     expect(accountCreate(withRound(Number.NaN))).toBeUndefined(); // the sandbox in this process
     expect(accountCreate(withRound(null))).toBeUndefined(); // the same, read back from latest.json
+  });
+});
+
+describe("row 5's split of the create by the busy floor", () => {
+  // The busy floor's mean over the rounds is 61 (median 58); its computation was 22.4 µs per request.
+  const busy = { ...cell(BUSY_FLOOR_ENDPOINT, [56, 58, 69]), busyMicros: 22.4 };
+
+  it("gives the busy floor's mean over the same rounds and the work it was given", () => {
+    const withBusy = [...cells, { ...busy, roundCpuMicrosPerOp: [...busy.roundCpuMicrosPerOp, 500] }];
+    expect(accountCreate(withBusy)?.busy).toEqual({ ownWorkMicros: 22.4, busyFloorMicros: 61 });
+  });
+
+  it("splits the create's layers above node:http into parts that add up to its total", () => {
+    // node:http 35, the create 70: 22 of work, 61 − 35 − 22 = 4 for serving busy, 70 − 61 = 9 beyond.
+    const split = busyLayers(accountCreate([...cells, busy])!);
+    expect(split).toEqual({ ownWork: 22, servingBusy: 4, beyondComputation: 9, busyFloor: 61, total: 70 });
+    expect(35 + split!.ownWork + split!.servingBusy + split!.beyondComputation).toBe(split!.total);
+  });
+
+  it("has no split without the busy floor, or when one of its figures is missing", () => {
+    expect(accountCreate(cells)?.busy).toBeUndefined();
+    expect(busyLayers(accountCreate(cells)!)).toBeUndefined();
+    const { busyMicros: _dropped, ...withoutWork } = busy;
+    expect(accountCreate([...cells, withoutWork])?.busy).toBeUndefined();
+    expect(
+      accountCreate([...cells, { ...busy, roundCpuMicrosPerOp: [56, Number.NaN, 69] }])?.busy,
+    ).toBeUndefined();
+    expect(accountCreate([...cells, { ...busy, roundCpuMicrosPerOp: [56, 58] }])?.busy).toBeUndefined();
+    // The rest of the account stands without it.
+    expect(accountCreate([...cells, withoutWork])).toMatchObject({ rounds: 3, fullStoresMicros: 70 });
   });
 });

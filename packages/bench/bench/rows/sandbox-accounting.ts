@@ -1,5 +1,6 @@
 import { type PairedRatio, pairedRatio } from "../paired-ratio.js";
 import {
+  BUSY_FLOOR_ENDPOINT,
   type CapacityCell,
   CREATE_ENDPOINT,
   FLOOR_ENDPOINT,
@@ -11,6 +12,13 @@ import {
 // loopback socket costs to read a request and write an answer (the TCP floor), what node:http adds
 // (its floor), what the create adds with small stores, and what full stores add. Each layer is the
 // difference of two targets measured side by side, so the machine's hour moves them together.
+//
+// The floors serve faster than the bench's client sends; the sandbox is the slower side. Serving at
+// a full core can cost the transport more per request (on loopback the answer's write delivers it
+// and wakes the client, then idle), which the layers above would charge to the create. The busy
+// floor, node:http computing as long as the create's own work takes without HTTP, splits the
+// create's layers into: its work; what being that busy costs the transport; and what its work costs
+// beyond the same CPU spent on computation alone.
 
 export interface CreateAccounting {
   /** Rounds every target has (each mean below is over these, the first `rounds` of each target). */
@@ -22,6 +30,13 @@ export interface CreateAccounting {
   fullStoresMicros: number;
   /** The create (stores full) over bare node:http, pooled over the rounds, with its paired interval. */
   createOverNodeHttp: PairedRatio;
+  /** Absent for runs without the busy floor (before it existed, or without its CPU figure). */
+  busy?: {
+    /** The create's own work without HTTP (the sandbox's `handle` in a loop), CPU µs per create. */
+    ownWorkMicros: number;
+    /** The busy floor's CPU µs per request, the mean over the same rounds. */
+    busyFloorMicros: number;
+  };
 }
 
 /**
@@ -41,13 +56,49 @@ export function accountCreate(cells: readonly CapacityCell[]): CreateAccounting 
     number[],
   ];
   if (![tcp, nodeHttp, small, full].every((values) => values.every(isFiniteNumber))) return undefined;
-  return {
+  const accounting: CreateAccounting = {
     rounds,
     tcpMicros: mean(tcp),
     nodeHttpMicros: mean(nodeHttp),
     smallStoresMicros: mean(small),
     fullStoresMicros: mean(full),
     createOverNodeHttp: pairedRatio(full, nodeHttp),
+  };
+  const busyCell = cells.find((cell) => cell.endpoint === BUSY_FLOOR_ENDPOINT);
+  const busyRounds = busyCell?.roundCpuMicrosPerOp.slice(0, rounds) ?? [];
+  if (
+    busyRounds.length === rounds &&
+    busyRounds.every(isFiniteNumber) &&
+    isFiniteNumber(busyCell?.busyMicros)
+  ) {
+    accounting.busy = { ownWorkMicros: busyCell.busyMicros, busyFloorMicros: mean(busyRounds) };
+  }
+  return accounting;
+}
+
+/**
+ * The create's layers above node:http, split by the busy floor, in whole µs that add up to the
+ * create's total: its own work; what serving that busy costs node:http beyond its floor; what the
+ * create costs beyond the busy floor (its work allocates and walks the stores' memory, which the
+ * busy floor's loop does not, and shares the caches with the transport). Undefined without it.
+ */
+export function busyLayers(
+  accounting: CreateAccounting,
+):
+  | { ownWork: number; servingBusy: number; beyondComputation: number; busyFloor: number; total: number }
+  | undefined {
+  const { busy } = accounting;
+  if (busy === undefined) return undefined;
+  const nodeHttp = Math.round(accounting.nodeHttpMicros);
+  const ownWork = Math.round(busy.ownWorkMicros);
+  const busyFloor = Math.round(busy.busyFloorMicros);
+  const total = Math.round(accounting.fullStoresMicros);
+  return {
+    ownWork,
+    servingBusy: busyFloor - nodeHttp - ownWork,
+    beyondComputation: total - busyFloor,
+    busyFloor,
+    total,
   };
 }
 

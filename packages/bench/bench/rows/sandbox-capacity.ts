@@ -13,7 +13,9 @@ import { fetchAccessToken, type ShopCredentials } from "../wire.js";
 // node:http server that reads the same request and writes the same answer, and does nothing else;
 // under that, a bare TCP server that writes the same bytes without parsing HTTP; and a second sandbox
 // whose stores keep only a few hundred objects, to show what the size of the stores costs (records
-// kept for thousands of creates are copied and promoted by the garbage collector).
+// kept for thousands of creates are copied and promoted by the garbage collector); and a bare
+// node:http server that computes, per request, as long as the create's own work takes without HTTP,
+// to tell that work from what serving at a full core costs the transport (sandbox-accounting.ts).
 
 export interface CapacityCell {
   endpoint: string;
@@ -27,12 +29,16 @@ export interface CapacityCell {
   extrapolatedSandboxCeiling: number;
   /** CPU µs of the serving process per request, each round's (index i of every target side by side). */
   roundCpuMicrosPerOp: number[];
+  /** The busy floor's computation per request (µs): the create's own work, measured without HTTP. */
+  busyMicros?: number;
 }
 
 /** The create's endpoint name in the cells: the goal's figure (the bench's sandbox, stores full). */
 export const CREATE_ENDPOINT = "POST /purchase/authorizations";
 /** The floor's endpoint name in the cells. */
 export const FLOOR_ENDPOINT = "bare node:http, the create's answer";
+/** The busy floor's endpoint name: bare node:http computing as long as the create's own work takes. */
+export const BUSY_FLOOR_ENDPOINT = "bare node:http + a create's CPU time";
 /** The floor under node:http: the same bytes read and written on a bare TCP socket. */
 export const TCP_FLOOR_ENDPOINT = "bare TCP socket, the same bytes";
 /** Objects and keys the small-store sandbox keeps (the bench's own sandbox keeps 20,000 of each). */
@@ -44,6 +50,7 @@ interface Target {
   endpoint: string;
   op: () => Promise<void>;
   cpuMicros: () => Promise<number>;
+  busyMicros?: number;
 }
 
 export async function measureSandboxCapacity(
@@ -78,6 +85,12 @@ export async function measureSandboxCapacity(
       }),
     );
     const smallCreate = open(await rawUndiciVariant(await small.call<ShopCredentials>("openShop")));
+    // Measured before any round, in the sandbox whose creates the goal counts (its stores full).
+    const ownWork = await host.ownWorkMicros();
+    const busyFloor = open(
+      await forkRpcChild<"cpuMicros">(childEntry("floor-process.js"), { args: [`--busy-us=${ownWork}`] }),
+    );
+    const busyFloorCreate = open(await rawUndiciVariant({ ...shop, baseUrl: busyFloor.ready }));
 
     const cells = await measureTargets(
       [
@@ -102,6 +115,12 @@ export async function measureSandboxCapacity(
             endpoint: FLOOR_ENDPOINT,
             op: floorCreate.create,
             cpuMicros: () => floor.call<number>("cpuMicros"),
+          },
+          {
+            endpoint: BUSY_FLOOR_ENDPOINT,
+            op: busyFloorCreate.create,
+            cpuMicros: () => busyFloor.call<number>("cpuMicros"),
+            busyMicros: ownWork,
           },
           {
             endpoint: TCP_FLOOR_ENDPOINT,
@@ -180,6 +199,7 @@ async function measureTargets(
       sandboxCpuPercent,
       extrapolatedSandboxCeiling: opsPerSec / (sandboxCpuPercent / 100),
       roundCpuMicrosPerOp: measured.map((r) => r.cpuMicrosPerOp),
+      ...(target.busyMicros === undefined ? {} : { busyMicros: target.busyMicros }),
     };
   });
 }
