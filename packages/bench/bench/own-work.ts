@@ -1,23 +1,39 @@
 import { randomUUID } from "node:crypto";
 import type { SandboxRequest, Simulator } from "@purchase-auth/sandbox";
+import { cpuMicrosOfThisProcess } from "./child-rpc.js";
+import { median } from "./measure.js";
 import { authorizationBody, CREATE_PATH, createHeaders, TOKEN_PATH } from "./wire.js";
 
 // The sandbox's own work for one create, without HTTP: its `handle` called in a loop in the process
 // that holds it, on the request row 5's clients send. Row 5 gives a bare node:http server this much
 // computation per request, to tell what the create's work costs from what serving it at a full core
-// costs the transport (see sandbox-accounting.ts).
+// costs the transport (see sandbox-accounting.ts). `handle` returns a promise where the transport's
+// path does not: a fraction of a µs per create more than the work itself.
+
+export interface OwnWorkSettings {
+  /** Fill the stores first (a smoke run does not). */
+  fill: boolean;
+  /** Measured windows; the figure is their median (a scavenge falls in some windows and not others). */
+  windows: number;
+  createsPerWindow: number;
+}
 
 /**
- * CPU µs of this process per create through `sandbox.handle`, its stores filled first (as many
- * creates as it keeps), then `creates` measured. Requests and keys are built before the measured
- * loop; every answer must be a 200, or this throws (a loop of refusals measures nothing).
+ * CPU µs of this process per create through `sandbox.handle`, the median of `windows` windows. First
+ * the stores are filled (unless told not to): as many creates as they keep, less those the sandbox
+ * has made already.
+ * Each window's requests and keys are built before it is timed, and let go after it. Every answer
+ * must be a 200, or this throws (a loop of refusals measures nothing).
  */
-export async function ownWorkMicrosPerCreate(sandbox: Simulator, creates: number): Promise<number> {
+export async function ownWorkMicrosPerCreate(
+  sandbox: Simulator,
+  settings: OwnWorkSettings,
+  cpuMicros: () => number = cpuMicrosOfThisProcess,
+): Promise<number> {
   const merchant = sandbox.createMerchant();
   const { customerToken } = sandbox.createCustomerToken({ merchantId: merchant.merchantId });
   const accessToken = await tokenOf(sandbox, merchant);
   const body = Buffer.from(JSON.stringify(authorizationBody(customerToken)));
-  const { maxStoredObjects, maxIdempotencyKeys } = sandbox.options;
   const requests = (count: number) =>
     Array.from({ length: count }, (): SandboxRequest => {
       const headers: Record<string, string> = { host: "127.0.0.1" };
@@ -27,12 +43,22 @@ export async function ownWorkMicrosPerCreate(sandbox: Simulator, creates: number
       headers["content-length"] = String(body.byteLength);
       return { method: "POST", url: CREATE_PATH, headers, body };
     });
-  await createAll(sandbox, requests(Math.max(maxStoredObjects, maxIdempotencyKeys)));
-  const measured = requests(creates);
-  const before = process.cpuUsage();
-  await createAll(sandbox, measured);
-  const used = process.cpuUsage(before);
-  return (used.user + used.system) / creates;
+
+  const { maxStoredObjects, maxIdempotencyKeys } = sandbox.options;
+  let toFill = settings.fill
+    ? Math.max(maxStoredObjects, maxIdempotencyKeys) - sandbox.stats().authorizations
+    : 0;
+  for (; toFill > 0; toFill -= settings.createsPerWindow) {
+    await createAll(sandbox, requests(Math.min(toFill, settings.createsPerWindow)));
+  }
+  const perWindow: number[] = [];
+  for (let window = 0; window < settings.windows; window++) {
+    const batch = requests(settings.createsPerWindow);
+    const before = cpuMicros();
+    await createAll(sandbox, batch);
+    perWindow.push((cpuMicros() - before) / settings.createsPerWindow);
+  }
+  return median(perWindow);
 }
 
 async function createAll(sandbox: Simulator, requests: readonly SandboxRequest[]): Promise<void> {

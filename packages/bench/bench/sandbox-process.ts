@@ -1,7 +1,7 @@
 import { startSandbox } from "@purchase-auth/sandbox";
 import { cpuMicrosOfThisProcess, serveRpc } from "./child-rpc.js";
 import { ownWorkMicrosPerCreate } from "./own-work.js";
-import { BENCH_SANDBOX_OPTIONS, OWN_WORK_CREATES, shopOf } from "./sandbox-host.js";
+import { BENCH_SANDBOX_OPTIONS, OWN_WORK, shopOf } from "./sandbox-host.js";
 
 // Child-process entry: serves the sandbox on loopback and answers the parent's few control calls.
 // `--stored=N` bounds its stores at N objects and N keys instead of the bench's usual sizes.
@@ -17,7 +17,7 @@ serveRpc(
   {
     openShop: () => shopOf(sandbox),
     cpuMicros: cpuMicrosOfThisProcess,
-    ownWorkMicros: () => ownWorkMicrosPerCreate(sandbox, OWN_WORK_CREATES),
+    ownWorkMicros: () => ownWorkMicrosPerCreate(sandbox, OWN_WORK),
   },
   () => sandbox.close(),
 );

@@ -100,6 +100,21 @@ describe("row 5's split of the create by the busy floor", () => {
     expect(accountCreate(withBusy)?.busy).toEqual({ ownWorkMicros: 22.4, busyFloorMicros: 61 });
   });
 
+  it("carries the own work measured after the rounds, when there is one", () => {
+    const after = { ...busy, ownWorkAfterMicros: 24.1 };
+    expect(accountCreate([...cells, after])?.busy).toEqual({
+      ownWorkMicros: 22.4,
+      busyFloorMicros: 61,
+      ownWorkAfterMicros: 24.1,
+    });
+    expect(
+      accountCreate([...cells, { ...busy, ownWorkAfterMicros: null as unknown as number }])?.busy,
+    ).toEqual({
+      ownWorkMicros: 22.4,
+      busyFloorMicros: 61,
+    });
+  });
+
   it("splits the create's layers above node:http into parts that add up to its total", () => {
     // node:http 35, the create 70: 22 of work, 61 − 35 − 22 = 4 for serving busy, 70 − 61 = 9 beyond.
     const split = busyLayers(accountCreate([...cells, busy])!);

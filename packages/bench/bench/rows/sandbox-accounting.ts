@@ -36,6 +36,8 @@ export interface CreateAccounting {
     ownWorkMicros: number;
     /** The busy floor's CPU µs per request, the mean over the same rounds. */
     busyFloorMicros: number;
+    /** The own work measured again after the rounds, when it was. */
+    ownWorkAfterMicros?: number;
   };
 }
 
@@ -72,6 +74,9 @@ export function accountCreate(cells: readonly CapacityCell[]): CreateAccounting 
     isFiniteNumber(busyCell?.busyMicros)
   ) {
     accounting.busy = { ownWorkMicros: busyCell.busyMicros, busyFloorMicros: mean(busyRounds) };
+    if (isFiniteNumber(busyCell.ownWorkAfterMicros)) {
+      accounting.busy.ownWorkAfterMicros = busyCell.ownWorkAfterMicros;
+    }
   }
   return accounting;
 }

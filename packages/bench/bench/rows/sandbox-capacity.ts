@@ -31,6 +31,8 @@ export interface CapacityCell {
   roundCpuMicrosPerOp: number[];
   /** The busy floor's computation per request (µs): the create's own work, measured without HTTP. */
   busyMicros?: number;
+  /** The create's own work measured again after the rounds (µs): how far `busyMicros` held. */
+  ownWorkAfterMicros?: number;
 }
 
 /** The create's endpoint name in the cells: the goal's figure (the bench's sandbox, stores full). */
@@ -92,7 +94,7 @@ export async function measureSandboxCapacity(
     );
     const busyFloorCreate = open(await rawUndiciVariant({ ...shop, baseUrl: busyFloor.ready }));
 
-    const cells = await measureTargets(
+    const tokenReadCells = await measureTargets(
       [
         {
           endpoint: "GET /purchase/customer-tokens/{token}",
@@ -102,37 +104,43 @@ export async function measureSandboxCapacity(
       ],
       settings,
     );
-    cells.push(
-      ...(await measureTargets(
-        [
-          { endpoint: CREATE_ENDPOINT, op: create.create, cpuMicros: host.cpuMicros },
-          {
-            endpoint: SMALL_STORES_ENDPOINT,
-            op: smallCreate.create,
-            cpuMicros: () => small.call<number>("cpuMicros"),
-          },
-          {
-            endpoint: FLOOR_ENDPOINT,
-            op: floorCreate.create,
-            cpuMicros: () => floor.call<number>("cpuMicros"),
-          },
-          {
-            endpoint: BUSY_FLOOR_ENDPOINT,
-            op: busyFloorCreate.create,
-            cpuMicros: () => busyFloor.call<number>("cpuMicros"),
-            busyMicros: ownWork,
-          },
-          {
-            endpoint: TCP_FLOOR_ENDPOINT,
-            op: tcpFloorCreate.create,
-            cpuMicros: () => tcpFloor.call<number>("cpuMicros"),
-          },
-        ],
-        // The stores full before the first round, as in a long load test: otherwise a run of this row
-        // alone (BENCH_ONLY=capacity) measured 15,000 creates into stores of 20,000 still growing.
-        { ...settings, warmup: settings.storesToFill + settings.operations / 4 },
-      )),
+    const createCells = await measureTargets(
+      [
+        { endpoint: CREATE_ENDPOINT, op: create.create, cpuMicros: host.cpuMicros },
+        {
+          endpoint: SMALL_STORES_ENDPOINT,
+          op: smallCreate.create,
+          cpuMicros: () => small.call<number>("cpuMicros"),
+        },
+        {
+          endpoint: FLOOR_ENDPOINT,
+          op: floorCreate.create,
+          cpuMicros: () => floor.call<number>("cpuMicros"),
+        },
+        {
+          endpoint: BUSY_FLOOR_ENDPOINT,
+          op: busyFloorCreate.create,
+          cpuMicros: () => busyFloor.call<number>("cpuMicros"),
+          busyMicros: ownWork,
+        },
+        {
+          endpoint: TCP_FLOOR_ENDPOINT,
+          op: tcpFloorCreate.create,
+          cpuMicros: () => tcpFloor.call<number>("cpuMicros"),
+        },
+      ],
+      // The stores full before the first round, as in a long load test: otherwise a run of this row
+      // alone (BENCH_ONLY=capacity) measured 15,000 creates into stores of 20,000 still growing.
+      { ...settings, warmup: settings.storesToFill + settings.operations / 4 },
     );
+    // Again after the rounds: S is one figure taken beside them, not in them; this shows how far it held.
+    const ownWorkAfter = await host.ownWorkMicros();
+    const cells = [
+      ...tokenReadCells,
+      ...createCells.map((cell) =>
+        cell.endpoint === BUSY_FLOOR_ENDPOINT ? { ...cell, ownWorkAfterMicros: ownWorkAfter } : cell,
+      ),
+    ];
     const failures = await closeAll(opened);
     if (failures.length > 0) throw failures[0];
     return cells;
