@@ -20,16 +20,16 @@ export interface OwnWorkSettings {
 
 /**
  * CPU µs of this process per create through `sandbox.handle`, the median of `windows` windows. First
- * the stores are filled (unless told not to): as many creates as they keep, less those the sandbox
- * has made already.
+ * the stores are filled (unless told not to): as many creates as they may still lack.
  * Each window's requests and keys are built before it is timed, and let go after it. Every answer
  * must be a 200, or this throws (a loop of refusals measures nothing).
  */
 export async function ownWorkMicrosPerCreate(
   sandbox: Simulator,
   settings: OwnWorkSettings,
-  cpuMicros: () => number = cpuMicrosOfThisProcess,
+  sources: { cpuMicros?: () => number; newKey?: () => string } = {},
 ): Promise<number> {
+  const { cpuMicros = cpuMicrosOfThisProcess, newKey = randomUUID } = sources;
   const merchant = sandbox.createMerchant();
   const { customerToken } = sandbox.createCustomerToken({ merchantId: merchant.merchantId });
   const accessToken = await tokenOf(sandbox, merchant);
@@ -37,7 +37,7 @@ export async function ownWorkMicrosPerCreate(
   const requests = (count: number) =>
     Array.from({ length: count }, (): SandboxRequest => {
       const headers: Record<string, string> = { host: "127.0.0.1" };
-      for (const [name, value] of Object.entries(createHeaders(accessToken, randomUUID()))) {
+      for (const [name, value] of Object.entries(createHeaders(accessToken, newKey()))) {
         headers[name.toLowerCase()] = value; // as node:http hands them over
       }
       headers["content-length"] = String(body.byteLength);
@@ -45,8 +45,14 @@ export async function ownWorkMicrosPerCreate(
     });
 
   const { maxStoredObjects, maxIdempotencyKeys } = sandbox.options;
+  // The stores hold what was created (and succeeded, for orders) up to their bounds; the idempotency
+  // store's size is known. Each create here adds one of each.
+  const stats = sandbox.stats();
   let toFill = settings.fill
-    ? Math.max(maxStoredObjects, maxIdempotencyKeys) - sandbox.stats().authorizations
+    ? Math.max(
+        maxStoredObjects - Math.min(stats.authorizations, stats.orders),
+        maxIdempotencyKeys - stats.idempotencyKeys,
+      )
     : 0;
   for (; toFill > 0; toFill -= settings.createsPerWindow) {
     await createAll(sandbox, requests(Math.min(toFill, settings.createsPerWindow)));

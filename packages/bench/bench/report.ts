@@ -154,7 +154,7 @@ export function formatReport(results: BenchResults): string {
       lines.push(
         split === undefined
           ? "  the create's own work: n/a (no busy floor in this run)"
-          : `  the create's own work without HTTP (its handle in a loop, stores full) ${split.ownWork} µs (${fixed(accounting.busy?.ownWorkAfterMicros ?? Number.NaN, 0)} after the rounds); bare node:http computing that long per request ${split.busyFloor} µs = node:http ${layers.tcp + layers.nodeHttp} + the computation ${split.ownWork} ${signed(split.servingBusy)} more when that busy; the create ${signed(split.beyondComputation)} beyond it`,
+          : `  the create's own work without HTTP (its handle in a loop) ${split.ownWork} µs (${fixed(accounting.busy?.ownWorkAfterMicros ?? Number.NaN, 0)} µs after the rounds); bare node:http computing that long per request ${split.busyFloor} µs = node:http ${layers.tcp + layers.nodeHttp} + the computation ${split.ownWork} ${signed(split.servingBusy)} more when that busy; the create ${signed(split.beyondComputation)} beyond it`,
       );
     } else {
       lines.push("  CPU per request by layer: n/a (no CPU figure for the sandbox in this process)");

@@ -10,10 +10,15 @@ import { CREATE_PATH } from "../bench/wire.js";
 describe("the create's own work without HTTP", () => {
   it("fills the stores, then times windows of creates that were each authorized", async () => {
     const sandbox = new Simulator({ maxStoredObjects: 30, maxIdempotencyKeys: 40 });
-    // A CPU clock that tells the windows apart and records how many creates each reading came after.
+    // A CPU clock that tells the windows apart and records, at each reading, how many creates the
+    // sandbox had made and how many idempotency keys had been made for requests.
     const readings: number[] = [];
-    const perWindow = [7, 3, 5]; // µs per create of each window: the median is 5
-    const clock = () => {
+    const keysAtReading: number[] = [];
+    let keys = 0;
+    const newKey = () => `${(keys++).toString(16).padStart(8, "0")}-0000-4000-8000-000000000000`;
+    const perWindow = [9, 4, 1]; // µs per create of each window: median 4 (mean 4.67, first 9, last 1)
+    const cpuMicros = () => {
+      keysAtReading.push(keys);
       readings.push(sandbox.stats().authorizations);
       const window = Math.floor((readings.length - 1) / 2);
       return readings.length % 2 === 1 ? 1_000 * window : 1_000 * window + perWindow[window]! * 25;
@@ -21,11 +26,13 @@ describe("the create's own work without HTTP", () => {
     const micros = await ownWorkMicrosPerCreate(
       sandbox,
       { fill: true, windows: 3, createsPerWindow: 25 },
-      clock,
+      { cpuMicros, newKey },
     );
-    expect(micros).toBe(5);
+    expect(micros).toBe(4);
     // Every window started after the larger store was filled (40) and timed its own 25 creates only.
     expect(readings).toEqual([40, 65, 65, 90, 90, 115]);
+    // Each window's requests were built before its first reading: no key made while it was timed.
+    expect(keysAtReading).toEqual([65, 65, 90, 90, 115, 115]);
     expect(sandbox.stats().orders).toBe(115); // each one authorized: a synchronous success makes an order
     sandbox.dispose();
   });
@@ -43,7 +50,7 @@ describe("the create's own work without HTTP", () => {
     fresh.dispose();
   });
 
-  it("times with the process's CPU clock by default: no more than the call used", async () => {
+  it("gives µs per create within the CPU the whole call used (the default clock)", async () => {
     const sandbox = new Simulator({ maxStoredObjects: 10, maxIdempotencyKeys: 10 });
     const before = process.cpuUsage();
     const micros = await ownWorkMicrosPerCreate(sandbox, { fill: false, windows: 1, createsPerWindow: 200 });
