@@ -151,10 +151,11 @@ export function formatReport(results: BenchResults): string {
         `  create / bare node:http, CPU per request: ${fixed(ratio)} [${fixed(interval[0])}–${fixed(interval[1])}] (pooled; the interval is this run's round-to-round noise, not the hour's)`,
       );
       const split = busyLayers(accounting);
+      const after = accounting.busy?.ownWorkAfterMicros;
       lines.push(
         split === undefined
           ? "  the create's own work: n/a (no busy floor in this run)"
-          : `  the create's own work without HTTP (its handle in a loop) ${split.ownWork} µs (${fixed(accounting.busy?.ownWorkAfterMicros ?? Number.NaN, 0)} µs after the rounds); bare node:http computing that long per request ${split.busyFloor} µs = node:http ${layers.tcp + layers.nodeHttp} + the computation ${split.ownWork} ${signed(split.servingBusy)} more when that busy; the create ${signed(split.beyondComputation)} beyond it`,
+          : `  the create's own work without HTTP (its handle in a loop) ${split.ownWork} µs (${after === undefined ? "n/a" : `${fixed(after, 0)} µs`} after the rounds); bare node:http computing that long per request ${split.busyFloor} µs = node:http ${layers.tcp + layers.nodeHttp} + the computation ${split.ownWork} ${signed(split.servingBusy)} more when that busy; the create ${signed(split.beyondComputation)} beyond it`,
       );
     } else {
       lines.push("  CPU per request by layer: n/a (no CPU figure for the sandbox in this process)");

@@ -84,8 +84,9 @@ export function accountCreate(cells: readonly CapacityCell[]): CreateAccounting 
 /**
  * The create's layers above node:http, split by the busy floor, in whole µs that add up to the
  * create's total: its own work; what serving that busy costs node:http beyond its floor; what the
- * create costs beyond the busy floor (its work allocates and walks the stores' memory, which the
- * busy floor's loop does not, and shares the caches with the transport). Undefined without it.
+ * create costs beyond the busy floor (the own work, taken in a loop, already holds its allocation
+ * and garbage collection there; what it costs more among requests in flight is not in the busy
+ * floor's spin). Undefined without it.
  */
 export function busyLayers(
   accounting: CreateAccounting,

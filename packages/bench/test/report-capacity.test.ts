@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import type { MachineInfo } from "../bench/machine.js";
+import { type BenchResults, formatReport } from "../bench/report.js";
+import {
+  BUSY_FLOOR_ENDPOINT,
+  type CapacityCell,
+  CREATE_ENDPOINT,
+  FLOOR_ENDPOINT,
+  SMALL_STORES_ENDPOINT,
+  TCP_FLOOR_ENDPOINT,
+} from "../bench/rows/sandbox-capacity.js";
+
+// Row 5's printed account: the split line reads the busy floor's cell (its S, and S after the
+// rounds) and adds up; runs without the busy floor, or without S after the rounds, say n/a.
+
+function cell(
+  endpoint: string,
+  roundCpuMicrosPerOp: number[],
+  extra: Partial<CapacityCell> = {},
+): CapacityCell {
+  return {
+    endpoint,
+    concurrency: 64,
+    opsPerSec: 10_000,
+    p50Ms: 3,
+    p99Ms: 9,
+    sandboxCpuPercent: 90,
+    extrapolatedSandboxCeiling: 11_000,
+    roundCpuMicrosPerOp,
+    ...extra,
+  };
+}
+
+const machine = { node: "v20", cpus: 2, cpuModel: "test", loadAverage: [1, 1, 1] } as unknown as MachineInfo;
+
+function report(cells: CapacityCell[]): string {
+  const results: BenchResults = {
+    startedAt: "2026-11-26T00:00:00.000Z",
+    durationSeconds: 1,
+    machine,
+    sandboxPlacement: "child-process",
+    attemptSchedule: "preferSynchronous",
+    sandboxCapacity: cells,
+    failedChecks: [],
+  };
+  return formatReport(results);
+}
+
+// Means: TCP 25, node:http 35, stores of 500 55, the create 70, the busy floor 61.
+const cells = [
+  cell(CREATE_ENDPOINT, [60, 62, 88]),
+  cell(SMALL_STORES_ENDPOINT, [50, 52, 63]),
+  cell(FLOOR_ENDPOINT, [31, 32, 42]),
+  cell(TCP_FLOOR_ENDPOINT, [20, 21, 34]),
+];
+const busy = cell(BUSY_FLOOR_ENDPOINT, [56, 58, 69], { busyMicros: 22.4, ownWorkAfterMicros: 24.1 });
+
+describe("row 5's printed split of the create", () => {
+  it("prints the own work, the busy floor and the parts that add up to the create", () => {
+    expect(report([...cells, busy])).toContain(
+      "the create's own work without HTTP (its handle in a loop) 22 µs (24 µs after the rounds); bare node:http computing that long per request 61 µs = node:http 35 + the computation 22 +4 more when that busy; the create +9 beyond it",
+    );
+  });
+
+  it("says n/a without the busy floor, and for a missing figure after the rounds", () => {
+    expect(report(cells)).toContain("the create's own work: n/a (no busy floor in this run)");
+    const { ownWorkAfterMicros: _dropped, ...withoutAfter } = busy;
+    expect(report([...cells, withoutAfter])).toContain("22 µs (n/a after the rounds)");
+  });
+});
