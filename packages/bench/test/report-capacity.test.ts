@@ -1,35 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { MachineInfo } from "../bench/machine.js";
 import { type BenchResults, formatReport } from "../bench/report.js";
-import {
-  BUSY_FLOOR_ENDPOINT,
-  type CapacityCell,
-  CREATE_ENDPOINT,
-  FLOOR_ENDPOINT,
-  SMALL_STORES_ENDPOINT,
-  TCP_FLOOR_ENDPOINT,
-} from "../bench/rows/sandbox-capacity.js";
+import { BUSY_FLOOR_ENDPOINT, type CapacityCell } from "../bench/rows/sandbox-capacity.js";
+import { ACCOUNT_CELLS, capacityCell } from "./support/capacity-cells.js";
 
 // Row 5's printed account: the split line reads the busy floor's cell (its S, and S after the
 // rounds) and adds up; runs without the busy floor, or without S after the rounds, say n/a.
-
-function cell(
-  endpoint: string,
-  roundCpuMicrosPerOp: number[],
-  extra: Partial<CapacityCell> = {},
-): CapacityCell {
-  return {
-    endpoint,
-    concurrency: 64,
-    opsPerSec: 10_000,
-    p50Ms: 3,
-    p99Ms: 9,
-    sandboxCpuPercent: 90,
-    extrapolatedSandboxCeiling: 11_000,
-    roundCpuMicrosPerOp,
-    ...extra,
-  };
-}
 
 const machine = { node: "v20", cpus: 2, cpuModel: "test", loadAverage: [1, 1, 1] } as unknown as MachineInfo;
 
@@ -46,14 +22,9 @@ function report(cells: CapacityCell[]): string {
   return formatReport(results);
 }
 
-// Means: TCP 25, node:http 35, stores of 500 55, the create 70, the busy floor 61.
-const cells = [
-  cell(CREATE_ENDPOINT, [60, 62, 88]),
-  cell(SMALL_STORES_ENDPOINT, [50, 52, 63]),
-  cell(FLOOR_ENDPOINT, [31, 32, 42]),
-  cell(TCP_FLOOR_ENDPOINT, [20, 21, 34]),
-];
-const busy = cell(BUSY_FLOOR_ENDPOINT, [56, 58, 69], { busyMicros: 22.4, ownWorkAfterMicros: 24.1 });
+// Means: TCP 25, node:http 35, stores of 500 55, the create 70 (ACCOUNT_CELLS); the busy floor 61.
+const cells = [...ACCOUNT_CELLS];
+const busy = capacityCell(BUSY_FLOOR_ENDPOINT, [56, 58, 69], { busyMicros: 22.4, ownWorkAfterMicros: 24.1 });
 
 describe("row 5's printed split of the create", () => {
   it("prints the own work, the busy floor and the parts that add up to the create", () => {

@@ -2,39 +2,20 @@ import { describe, expect, it } from "vitest";
 import { accountCreate, busyLayers, wholeMicroLayers } from "../bench/rows/sandbox-accounting.js";
 import {
   BUSY_FLOOR_ENDPOINT,
-  type CapacityCell,
   CREATE_ENDPOINT,
   FLOOR_ENDPOINT,
   SMALL_STORES_ENDPOINT,
   TCP_FLOOR_ENDPOINT,
 } from "../bench/rows/sandbox-capacity.js";
+import { ACCOUNT_CELLS, capacityCell } from "./support/capacity-cells.js";
 
 // Row 5's account of a create's CPU: each layer is a difference of two targets measured side by side.
 // A target swapped for another would move µs between layers and still add up, so each target's
 // rounds are told apart here by their size; and every target's rounds are skewed (a slow round
-// among steady ones), so a median would not pass for the mean.
+// among steady ones), so a median would not pass for the mean (support/capacity-cells.ts).
 
-function cell(endpoint: string, roundCpuMicrosPerOp: number[]): CapacityCell {
-  return {
-    endpoint,
-    concurrency: 64,
-    opsPerSec: 10_000,
-    p50Ms: 3,
-    p99Ms: 9,
-    sandboxCpuPercent: 90,
-    extrapolatedSandboxCeiling: 11_000,
-    roundCpuMicrosPerOp,
-  };
-}
-
-// Means: 70, 55, 35, 25. Medians: 62, 52, 32, 21.
-const cells = [
-  cell("GET /purchase/customer-tokens/{token}", [30, 30]),
-  cell(CREATE_ENDPOINT, [60, 62, 88]),
-  cell(SMALL_STORES_ENDPOINT, [50, 52, 63]),
-  cell(FLOOR_ENDPOINT, [31, 32, 42]),
-  cell(TCP_FLOOR_ENDPOINT, [20, 21, 34]),
-];
+const cell = capacityCell;
+const cells = ACCOUNT_CELLS;
 
 describe("row 5's account of a create", () => {
   it("gives each target's mean CPU per request over its rounds", () => {
