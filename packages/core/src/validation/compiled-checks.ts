@@ -49,17 +49,16 @@ function checksAsCode(checks: CheckLike[], parse: FastParser): FastParser | unde
     const { def } = check._zod;
     definitions.push(def);
     // Refinements and rewrites are called as zod calls them: as methods of their definition.
-    if (def.check === "custom" && def.fn && !def.when) {
-      functions.push(def.fn);
-      // compileCheck's refinement: passed when the answer is truthy and not a promise.
-      return `r = f${index}.call(d${index}, c); if (!r || r instanceof Promise) return FALL_BACK;`;
+    const direct = directCallOf(def);
+    functions.push(direct?.fn ?? compileCheck(check));
+    switch (direct?.kind) {
+      case "refinement": // as compileCheck's: passed when the answer is truthy and not a promise
+        return `r = f${index}.call(d${index}, c); if (!r || r instanceof Promise) return FALL_BACK;`;
+      case "rewrite":
+        return `c = f${index}.call(d${index}, c);`;
+      default:
+        return `c = f${index}(c); if (c === FALL_BACK) return c;`;
     }
-    if (def.check === "overwrite" && def.tx && !def.when) {
-      functions.push(def.tx);
-      return `c = f${index}.call(d${index}, c);`;
-    }
-    functions.push(compileCheck(check));
-    return `c = f${index}(c); if (c === FALL_BACK) return c;`;
   });
   const names = (prefix: string) => functions.map((_, index) => `${prefix}${index}`).join(", ");
   const body = `const [${names("f")}] = functions;
@@ -92,17 +91,18 @@ function checksAsCode(checks: CheckLike[], parse: FastParser): FastParser | unde
 function compileCheck(check: CheckLike): FastParser {
   const { def, check: run } = check._zod;
   const { when } = def;
-  if (def.check === "custom" && def.fn && !when) {
-    const fn = def.fn;
+  const direct = directCallOf(def);
+  if (direct?.kind === "refinement") {
+    const { fn } = direct;
     return (value) => {
       const result = fn.call(def, value);
       // As zod tells a refinement's promise: by instanceof (any other truthy answer passes).
       return result && !(result instanceof Promise) ? value : FALL_BACK;
     };
   }
-  if (def.check === "overwrite" && def.tx && !when) {
-    const tx = def.tx;
-    return (value) => tx.call(def, value);
+  if (direct?.kind === "rewrite") {
+    const { fn } = direct;
+    return (value) => fn.call(def, value);
   }
   return (value) => {
     const payload: Payload = { value, issues: [] };
@@ -110,4 +110,14 @@ function compileCheck(check: CheckLike): FastParser {
     const result = run(payload);
     return isThenable(result) || payload.issues.length > 0 ? FALL_BACK : payload.value;
   };
+}
+
+/** A refinement or a rewrite without a `when`: the one function zod would call, called directly here. */
+function directCallOf(
+  def: CheckLike["_zod"]["def"],
+): { kind: "refinement" | "rewrite"; fn: (value: unknown) => unknown } | undefined {
+  if (def.when) return undefined;
+  if (def.check === "custom" && def.fn) return { kind: "refinement", fn: def.fn };
+  if (def.check === "overwrite" && def.tx) return { kind: "rewrite", fn: def.tx };
+  return undefined;
 }
