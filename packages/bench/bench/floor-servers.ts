@@ -1,5 +1,6 @@
 import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
-import { createServer as createTcpServer, type Server, type Socket } from "node:net";
+import type { Server, Socket } from "node:net";
+import { keepAliveHeaders, onEachRequest, tcpServer } from "./tcp-framing.js";
 import { cannedAnswer } from "./wire.js";
 
 // The two floors under the sandbox's create call (row 5), each served by a child process of its own
@@ -45,9 +46,6 @@ function computeFor(micros: number): void {
   }
 }
 
-const HEADER_END = "\r\n\r\n";
-const CONTENT_LENGTH = /\r\ncontent-length:[ \t]*(\d+)/i;
-
 /**
  * The floor under node:http: a bare TCP server that finds each request's end (the blank line, then
  * Content-Length bytes) and writes the bytes node:http writes for its answer, in one write. No header
@@ -56,43 +54,19 @@ const CONTENT_LENGTH = /\r\ncontent-length:[ \t]*(\d+)/i;
  * node:http floor is node:http's own. `endConnections` destroys the open sockets (for a close).
  */
 export function tcpFloor(): { server: Server; endConnections(): void } {
-  const sockets = new Set<Socket>();
-  const server = createTcpServer((socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-    answerRequests(socket);
-  });
-  return {
-    server,
-    endConnections: () => {
-      for (const socket of sockets) socket.destroy();
-    },
-  };
+  return tcpServer(answerRequests);
 }
 
 function answerRequests(socket: Socket): void {
-  socket.setNoDelay(true);
-  socket.setEncoding("latin1"); // one byte per character: offsets below are byte offsets
-  let pending = "";
-  socket.on("data", (chunk: string) => {
-    pending += chunk;
-    for (;;) {
-      const headerEnd = pending.indexOf(HEADER_END);
-      if (headerEnd < 0) return;
-      const head = pending.slice(0, headerEnd);
-      const requestEnd = headerEnd + HEADER_END.length + Number(CONTENT_LENGTH.exec(head)?.[1] ?? 0);
-      if (pending.length < requestEnd) return;
-      const pathStart = head.indexOf(" ") + 1;
-      socket.write(answerBytes(head.slice(pathStart, head.indexOf(" ", pathStart))), "latin1");
-      pending = pending.slice(requestEnd);
-    }
+  onEachRequest(socket, (head) => {
+    const pathStart = head.indexOf(" ") + 1;
+    socket.write(answerBytes(head.slice(pathStart, head.indexOf(" ", pathStart))), "latin1");
   });
-  socket.on("error", () => socket.destroy());
 }
 
 /** What node:http writes for the node:http floor's answer to `path` (Node 20's header order). */
 function answerBytes(path: string): string {
-  const keepAlive = `Date: ${date()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n`;
+  const keepAlive = keepAliveHeaders();
   const body = cannedAnswer(path);
   if (body === undefined) {
     return `HTTP/1.1 404 Not Found\r\n${keepAlive}Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n`;
@@ -101,17 +75,4 @@ function answerBytes(path: string): string {
     "HTTP/1.1 200 OK\r\ncontent-type: application/json; charset=utf-8\r\n" +
     `content-length: ${Buffer.byteLength(body)}\r\n${keepAlive}\r\n${body}`
   );
-}
-
-/** node:http's Date header, formatted once per second as node does. */
-let dateSecond = -1;
-let dateText = "";
-function date(): string {
-  const now = Date.now();
-  const second = Math.floor(now / 1000);
-  if (second !== dateSecond) {
-    dateSecond = second;
-    dateText = new Date(now).toUTCString();
-  }
-  return dateText;
 }

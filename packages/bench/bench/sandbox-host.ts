@@ -38,7 +38,10 @@ export const OWN_WORK: OwnWorkSettings =
     ? { fill: false, windows: 2, createsPerWindow: 100 }
     : { fill: true, windows: 5, createsPerWindow: 4_000 };
 
-export function shopOf(sandbox: SandboxServer): ShopCredentials {
+/** A new merchant and its customer token, on a sandbox served at `sandbox.url`. */
+export function shopOf(
+  sandbox: Pick<SandboxServer, "url" | "createMerchant" | "createCustomerToken">,
+): ShopCredentials {
   const merchant = sandbox.createMerchant();
   const { customerToken } = sandbox.createCustomerToken({ merchantId: merchant.merchantId });
   return {

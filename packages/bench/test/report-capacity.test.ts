@@ -1,7 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { MachineInfo } from "../bench/machine.js";
 import { type BenchResults, formatReport } from "../bench/report.js";
-import { BUSY_FLOOR_ENDPOINT, type CapacityCell } from "../bench/rows/sandbox-capacity.js";
+import {
+  BUSY_FLOOR_ENDPOINT,
+  type CapacityCell,
+  TCP_SANDBOX_ENDPOINT,
+} from "../bench/rows/sandbox-capacity.js";
 import { ACCOUNT_CELLS, capacityCell } from "./support/capacity-cells.js";
 
 // Row 5's printed account: the split line reads the busy floor's cell (its S, and S after the
@@ -37,5 +41,19 @@ describe("row 5's printed split of the create", () => {
     expect(report(cells)).toContain("the create's own work: n/a (no busy floor in this run)");
     const { ownWorkAfterMicros: _dropped, ...withoutAfter } = busy;
     expect(report([...cells, withoutAfter])).toContain("22 µs (n/a after the rounds)");
+  });
+});
+
+describe("row 5's printed create over bare TCP", () => {
+  it("prints its CPU per create, what that is at a core and its ratio to the create over node:http", () => {
+    // Rounds 40, 40, 45 (mean 41.7) against the create's 60, 62, 88 (mean 70).
+    const overTcp = capacityCell(TCP_SANDBOX_ENDPOINT, [40, 40, 45]);
+    expect(report([...cells, overTcp])).toMatch(
+      /the same create over bare TCP instead of node:http \(.*\): 42 µs per create, ≈ 24,000 creates\/s at a full core; over TCP \/ over node:http 0\.60 \[0\.\d\d–0\.\d\d\]/,
+    );
+  });
+
+  it("says n/a when the run has none", () => {
+    expect(report(cells)).toContain("the create over bare TCP: n/a (not in this run)");
   });
 });

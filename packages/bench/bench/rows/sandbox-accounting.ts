@@ -6,6 +6,7 @@ import {
   FLOOR_ENDPOINT,
   SMALL_STORES_ENDPOINT,
   TCP_FLOOR_ENDPOINT,
+  TCP_SANDBOX_ENDPOINT,
 } from "./sandbox-capacity.js";
 
 // Where the sandbox's create spends its CPU, layer by layer, from row 5's alternating rounds: what a
@@ -39,6 +40,12 @@ export interface CreateAccounting {
     /** The own work measured again after the rounds, when it was. */
     ownWorkAfterMicros?: number;
   };
+  /**
+   * The same create served on the TCP floor's framing instead of node:http: its mean CPU µs per
+   * create over the same rounds, and its ratio to the create over node:http, pooled and paired.
+   * Absent for runs without it.
+   */
+  overTcp?: { micros: number; overNodeHttpServed: PairedRatio };
 }
 
 /**
@@ -67,18 +74,24 @@ export function accountCreate(cells: readonly CapacityCell[]): CreateAccounting 
     createOverNodeHttp: pairedRatio(full, nodeHttp),
   };
   const busyCell = cells.find((cell) => cell.endpoint === BUSY_FLOOR_ENDPOINT);
-  const busyRounds = busyCell?.roundCpuMicrosPerOp.slice(0, rounds) ?? [];
-  if (
-    busyRounds.length === rounds &&
-    busyRounds.every(isFiniteNumber) &&
-    isFiniteNumber(busyCell?.busyMicros)
-  ) {
+  const busyRounds = roundsOf(cells, BUSY_FLOOR_ENDPOINT, rounds);
+  if (busyRounds !== undefined && isFiniteNumber(busyCell?.busyMicros)) {
     accounting.busy = { ownWorkMicros: busyCell.busyMicros, busyFloorMicros: mean(busyRounds) };
     if (isFiniteNumber(busyCell.ownWorkAfterMicros)) {
       accounting.busy.ownWorkAfterMicros = busyCell.ownWorkAfterMicros;
     }
   }
+  const overTcp = roundsOf(cells, TCP_SANDBOX_ENDPOINT, rounds);
+  if (overTcp !== undefined) {
+    accounting.overTcp = { micros: mean(overTcp), overNodeHttpServed: pairedRatio(overTcp, full) };
+  }
   return accounting;
+}
+
+/** The first `rounds` CPU figures of `endpoint`'s cell; undefined unless it has that many, all finite. */
+function roundsOf(cells: readonly CapacityCell[], endpoint: string, rounds: number): number[] | undefined {
+  const values = cells.find((cell) => cell.endpoint === endpoint)?.roundCpuMicrosPerOp.slice(0, rounds);
+  return values?.length === rounds && values.every(isFiniteNumber) ? values : undefined;
 }
 
 /**

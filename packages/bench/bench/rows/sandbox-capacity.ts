@@ -15,7 +15,9 @@ import { fetchAccessToken, type ShopCredentials } from "../wire.js";
 // whose stores keep only a few hundred objects, to show what the size of the stores costs (records
 // kept for thousands of creates are copied and promoted by the garbage collector); and a bare
 // node:http server that computes, per request, as long as the create's own work takes without HTTP,
-// to tell that work from what serving at a full core costs the transport (sandbox-accounting.ts).
+// to tell that work from what serving at a full core costs the transport (sandbox-accounting.ts); and
+// the bench's sandbox served on the TCP floor's framing, to show what a transport of our own could
+// at best reach.
 
 export interface CapacityCell {
   endpoint: string;
@@ -43,6 +45,11 @@ export const FLOOR_ENDPOINT = "bare node:http, the create's answer";
 export const BUSY_FLOOR_ENDPOINT = "bare node:http + a create's CPU time";
 /** The floor under node:http: the same bytes read and written on a bare TCP socket. */
 export const TCP_FLOOR_ENDPOINT = "bare TCP socket, the same bytes";
+/**
+ * The same create (the bench's sandbox options, stores full) served on the TCP floor's framing
+ * instead of node:http: what a transport of our own could at best reach. A diagnostic.
+ */
+export const TCP_SANDBOX_ENDPOINT = "create over bare TCP, stores full";
 /** Objects and keys the small-store sandbox keeps (the bench's own sandbox keeps 20,000 of each). */
 export const SMALL_STORES = 500;
 /** The small-store sandbox's endpoint name in the cells: a diagnostic, not the goal's figure. */
@@ -87,6 +94,10 @@ export async function measureSandboxCapacity(
       }),
     );
     const smallCreate = open(await rawUndiciVariant(await small.call<ShopCredentials>("openShop")));
+    const tcpSandbox = open(
+      await forkRpcChild<"openShop" | "cpuMicros">(childEntry("tcp-sandbox-process.js")),
+    );
+    const tcpSandboxCreate = open(await rawUndiciVariant(await tcpSandbox.call<ShopCredentials>("openShop")));
     // Measured before any round, in the sandbox whose creates the goal counts (its stores full). Not
     // for a sandbox in this process: its CPU cannot be told from the client's, so no account is made.
     const busyTargets: Target[] = [];
@@ -128,6 +139,11 @@ export async function measureSandboxCapacity(
           cpuMicros: () => floor.call<number>("cpuMicros"),
         },
         ...busyTargets,
+        {
+          endpoint: TCP_SANDBOX_ENDPOINT,
+          op: tcpSandboxCreate.create,
+          cpuMicros: () => tcpSandbox.call<number>("cpuMicros"),
+        },
         {
           endpoint: TCP_FLOOR_ENDPOINT,
           op: tcpFloorCreate.create,
