@@ -132,14 +132,19 @@ export function cpuMicrosOfThisProcess(): number {
  * RPC reports its URL, answers `cpuMicros`, and on "close" ends its connections, then the server.
  */
 export async function serveFloor(server: Server, endConnections: () => void): Promise<void> {
-  server.listen(0, "127.0.0.1");
-  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
-  serveRpc(
-    `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    { cpuMicros: cpuMicrosOfThisProcess },
-    async () => {
-      endConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  );
+  serveRpc(await listenOnLoopback(server), { cpuMicros: cpuMicrosOfThisProcess }, async () => {
+    endConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+}
+
+/** Listens on a free loopback port; resolves with the server's base URL, rejects when it cannot. */
+export function listenOnLoopback(server: Server): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    });
+  });
 }

@@ -4,30 +4,32 @@ import { createServer, type Server, type Socket } from "node:net";
 // node:http (the TCP floor, and the sandbox served on it): the blank line after the head, then
 // Content-Length bytes. Not an HTTP parser: no chunked bodies, no limits, no checks of the head.
 
-const HEADER_END = "\r\n\r\n";
+const HEADER_END = Buffer.from("\r\n\r\n", "latin1");
 const CONTENT_LENGTH = /\r\ncontent-length:[ \t]*(\d+)/i;
 
 /**
- * Calls `onRequest` with each request's head (request line and header lines) and body, once both
- * are whole, in the order they came, however the bytes were cut. Both are latin1 strings, one
- * character per byte (`Buffer.from(body, "latin1")` gives the body's bytes back).
+ * Calls `onRequest` with each request's head (request line and header lines, as a latin1 string:
+ * one character per byte) and body (its bytes, a view of what was read), once both are whole, in
+ * the order they came, however the bytes were cut.
  */
-export function onEachRequest(socket: Socket, onRequest: (head: string, body: string) => void): void {
+export function onEachRequest(socket: Socket, onRequest: (head: string, body: Buffer) => void): void {
   socket.setNoDelay(true);
-  socket.setEncoding("latin1"); // one byte per character: offsets below are byte offsets
-  let pending = "";
-  socket.on("data", (chunk: string) => {
-    pending += chunk;
+  let pending: Buffer | undefined;
+  socket.on("data", (chunk: Buffer) => {
+    // Most reads hold whole requests: bytes are copied only when one was cut.
+    const bytes = pending === undefined ? chunk : Buffer.concat([pending, chunk]);
+    let start = 0;
     for (;;) {
-      const headerEnd = pending.indexOf(HEADER_END);
-      if (headerEnd < 0) return;
-      const head = pending.slice(0, headerEnd);
+      const headerEnd = bytes.indexOf(HEADER_END, start);
+      if (headerEnd < 0) break;
+      const head = bytes.toString("latin1", start, headerEnd);
       const bodyStart = headerEnd + HEADER_END.length;
       const requestEnd = bodyStart + Number(CONTENT_LENGTH.exec(head)?.[1] ?? 0);
-      if (pending.length < requestEnd) return;
-      onRequest(head, pending.slice(bodyStart, requestEnd));
-      pending = pending.slice(requestEnd);
+      if (bytes.length < requestEnd) break;
+      onRequest(head, bytes.subarray(bodyStart, requestEnd));
+      start = requestEnd;
     }
+    pending = start === bytes.length ? undefined : bytes.subarray(start);
   });
   socket.on("error", () => socket.destroy());
 }
@@ -51,7 +53,7 @@ export function tcpServer(onSocket: (socket: Socket) => void): { server: Server;
 /** node:http's Date header, formatted once per second as node does. */
 let dateSecond = -1;
 let dateText = "";
-export function httpDate(): string {
+function httpDate(): string {
   const now = Date.now();
   const second = Math.floor(now / 1000);
   if (second !== dateSecond) {

@@ -94,24 +94,32 @@ export async function measureSandboxCapacity(
       }),
     );
     const smallCreate = open(await rawUndiciVariant(await small.call<ShopCredentials>("openShop")));
-    const tcpSandbox = open(
-      await forkRpcChild<"openShop" | "cpuMicros">(childEntry("tcp-sandbox-process.js")),
-    );
-    const tcpSandboxCreate = open(await rawUndiciVariant(await tcpSandbox.call<ShopCredentials>("openShop")));
-    // Measured before any round, in the sandbox whose creates the goal counts (its stores full). Not
-    // for a sandbox in this process: its CPU cannot be told from the client's, so no account is made.
-    const busyTargets: Target[] = [];
+    // The targets only the account reads: the busy floor (its work measured before any round, in the
+    // sandbox whose creates the goal counts, its stores full) and the create over bare TCP. Not for a
+    // sandbox in this process: its CPU cannot be told from the client's, so no account is made.
+    const accountTargets: Target[] = [];
     if (host.placement === "child-process") {
       const ownWork = await host.ownWorkMicros();
       const busyFloor = open(
         await forkRpcChild<"cpuMicros">(childEntry("floor-process.js"), { args: [`--busy-us=${ownWork}`] }),
       );
       const busyFloorCreate = open(await rawUndiciVariant({ ...shop, baseUrl: busyFloor.ready }));
-      busyTargets.push({
+      accountTargets.push({
         endpoint: BUSY_FLOOR_ENDPOINT,
         op: busyFloorCreate.create,
         cpuMicros: () => busyFloor.call<number>("cpuMicros"),
         busyMicros: ownWork,
+      });
+      const tcpSandbox = open(
+        await forkRpcChild<"openShop" | "cpuMicros">(childEntry("tcp-sandbox-process.js")),
+      );
+      const tcpSandboxCreate = open(
+        await rawUndiciVariant(await tcpSandbox.call<ShopCredentials>("openShop")),
+      );
+      accountTargets.push({
+        endpoint: TCP_SANDBOX_ENDPOINT,
+        op: tcpSandboxCreate.create,
+        cpuMicros: () => tcpSandbox.call<number>("cpuMicros"),
       });
     }
 
@@ -138,12 +146,7 @@ export async function measureSandboxCapacity(
           op: floorCreate.create,
           cpuMicros: () => floor.call<number>("cpuMicros"),
         },
-        ...busyTargets,
-        {
-          endpoint: TCP_SANDBOX_ENDPOINT,
-          op: tcpSandboxCreate.create,
-          cpuMicros: () => tcpSandbox.call<number>("cpuMicros"),
-        },
+        ...accountTargets,
         {
           endpoint: TCP_FLOOR_ENDPOINT,
           op: tcpFloorCreate.create,
@@ -157,7 +160,7 @@ export async function measureSandboxCapacity(
     // Again after the rounds: S is one figure taken beside them, not in them; this shows how far it
     // held. A failure here loses only this figure (the report prints n/a), not the rounds.
     const ownWorkAfter =
-      busyTargets.length === 0 ? Number.NaN : await host.ownWorkMicros().catch(() => Number.NaN);
+      accountTargets.length === 0 ? Number.NaN : await host.ownWorkMicros().catch(() => Number.NaN);
     const cells = [
       ...tokenReadCells,
       ...createCells.map((cell) =>

@@ -10,10 +10,14 @@ export interface Exchanged {
 }
 
 /**
- * Writes `pieces` one at a time (each after the last was flushed, the last after a pause), reads until
+ * Writes `pieces` one at a time (text as UTF-8) (each after the last was flushed, the last after a pause), reads until
  * `answers` have come and then a little longer, so that an answer too many would be seen too.
  */
-export function exchange(port: number, pieces: readonly string[], answers: number): Promise<Exchanged> {
+export function exchange(
+  port: number,
+  pieces: ReadonlyArray<string | Buffer>,
+  answers: number,
+): Promise<Exchanged> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     let received = "";
@@ -21,6 +25,10 @@ export function exchange(port: number, pieces: readonly string[], answers: numbe
     let done = false;
     socket.setEncoding("latin1");
     socket.on("error", reject);
+    // A server that drops the connection fails the exchange at once, not at the test's timeout.
+    socket.on("close", () => {
+      if (!done) reject(new Error(`the connection closed after: ${JSON.stringify(received)}`));
+    });
     socket.on("data", (chunk: string) => {
       received += chunk;
       if (done || completeAnswers(received) < answers) return;
@@ -36,7 +44,9 @@ export function exchange(port: number, pieces: readonly string[], answers: numbe
           await new Promise((pause) => setTimeout(pause, SETTLE_MS));
           beforeLastPiece = received;
         }
-        await new Promise<void>((flushed) => socket.write(Buffer.from(piece, "utf8"), () => flushed()));
+        await new Promise<void>((flushed) =>
+          socket.write(typeof piece === "string" ? Buffer.from(piece, "utf8") : piece, () => flushed()),
+        );
       }
     });
   });
