@@ -125,6 +125,20 @@ describe("row 5's sandbox over bare TCP", () => {
     for (const sandbox of [overNodeHttp, overTcp]) expect(sandbox.faults()).toEqual([]);
   });
 
+  it("answers a request whose read also holds the start of the next, once the next is whole", async () => {
+    const aReadAndAHalf = (text: string) => {
+      const second = text.indexOf("POST ", 1);
+      const middleOfSecond = second + Math.floor((text.length - second) / 2);
+      return [text.slice(0, middleOfSecond), text.slice(middleOfSecond)];
+    };
+    const { nodeHttp, tcp } = await both((port) => create(port) + create(port), aReadAndAHalf, 2);
+    // The first answered at once, the second only when its second half came.
+    expect(nodeHttp.beforeLastPiece.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(1);
+    expect(tcp.beforeLastPiece.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(1);
+    expect(nodeHttp.received.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+    expect(tcp.received).toBe(nodeHttp.received);
+  });
+
   it("answers requests sent back to back one by one, in order: a new key, then the same key again", async () => {
     const key = randomUUID();
     const { nodeHttp, tcp } = await both(
