@@ -5,9 +5,9 @@ import { listenOnLoopback } from "./child-rpc.js";
 import { keepAliveHeaders, onEachRequest, tcpServer } from "./tcp-framing.js";
 
 // Row 5's diagnostic: the sandbox's own create served on the TCP floor's framing instead of
-// node:http, with the same simulator and the same answers. It does the least a transport of our own
-// would do, so its CPU per create is what replacing node:http could at best reach (README, row 5,
-// lists what it leaves out). Not a server for anything else: the sandbox serves on node:http.
+// node:http, with the same simulator and the same answers. It does about the least a transport of
+// our own would do, so its CPU per create is likely the best replacing node:http could reach (README,
+// row 5, lists what it leaves out). Not a server for anything else: the sandbox serves on node:http.
 
 /** Repeated, these keep their first value in node:http (the rest are joined with ", "). */
 const FIRST_WINS = new Set([

@@ -16,8 +16,8 @@ import { fetchAccessToken, type ShopCredentials } from "../wire.js";
 // kept for thousands of creates are copied and promoted by the garbage collector); and a bare
 // node:http server that computes, per request, as long as the create's own work takes without HTTP,
 // to tell that work from what serving at a full core costs the transport (sandbox-accounting.ts); and
-// the bench's sandbox served on the TCP floor's framing, to show what a transport of our own could
-// at best reach.
+// the bench's sandbox served on the TCP floor's framing, to show about the best a transport of our
+// own could reach.
 
 export interface CapacityCell {
   endpoint: string;
@@ -47,7 +47,7 @@ export const BUSY_FLOOR_ENDPOINT = "bare node:http + a create's CPU time";
 export const TCP_FLOOR_ENDPOINT = "bare TCP socket, the same bytes";
 /**
  * The same create (the bench's sandbox options, stores full) served on the TCP floor's framing
- * instead of node:http: what a transport of our own could at best reach. A diagnostic.
+ * instead of node:http: likely the best a transport of our own could reach. A diagnostic.
  */
 export const TCP_SANDBOX_ENDPOINT = "create over bare TCP, stores full";
 /** Objects and keys the small-store sandbox keeps (the bench's own sandbox keeps 20,000 of each). */
