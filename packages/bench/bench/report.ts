@@ -62,6 +62,10 @@ const count = (value: number) => (Number.isFinite(value) ? integer.format(value)
 const percent = (value: number) => (Number.isFinite(value) ? `${value.toFixed(0)}%` : "n/a");
 const mark = (ok: boolean) => (ok ? "ok" : "MISSED");
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(2)} MiB`;
+const interval = ([low, high]: [number, number]) => `[${fixed(low)}–${fixed(high)}]`;
+/** A verdict whose interval holds the goal is this machine's noise, not a result: said so. */
+const verdict = (met: boolean, [low, high]: [number, number], goal: number) =>
+  low <= goal && goal <= high ? `${mark(met)} (within noise)` : mark(met);
 
 /** The compact table printed at the end of a run. */
 export function formatReport(results: BenchResults): string {
@@ -87,11 +91,11 @@ export function formatReport(results: BenchResults): string {
       }
     }
     lines.push(
-      `  ratios (throughput; goals: ours/raw ≥ ${GOALS.oursOverRawAtLeast}, ours/fetch and ours/axios > 1; client CPU per op ours/raw ≤ ${GOALS.oursCpuOverRawAtMost})`,
+      `  ratios (throughput, of the medians; goals: ours/raw ≥ ${GOALS.oursOverRawAtLeast}, ours/fetch and ours/axios > 1; client CPU per op ours/raw pooled over the rounds, [90% interval], ≤ ${GOALS.oursCpuOverRawAtMost})`,
     );
     for (const ratio of throughput.ratios) {
       lines.push(
-        `  c=${String(ratio.concurrency).padEnd(3)} ours/raw ${fixed(ratio.oursOverRaw)} ${mark(ratio.oursOverRaw >= GOALS.oursOverRawAtLeast).padEnd(6)}  ours/fetch ${fixed(ratio.oursOverFetch)} ${mark(ratio.oursOverFetch > 1).padEnd(6)}  ours/axios ${fixed(ratio.oursOverAxios)} ${mark(ratio.oursOverAxios > 1).padEnd(6)}  client CPU per op ours/raw ${fixed(ratio.oursCpuOverRaw)} ${mark(ratio.oursCpuOverRaw <= GOALS.oursCpuOverRawAtMost)}`,
+        `  c=${String(ratio.concurrency).padEnd(3)} ours/raw ${fixed(ratio.oursOverRaw)} ${mark(ratio.oursOverRaw >= GOALS.oursOverRawAtLeast).padEnd(6)}  ours/fetch ${fixed(ratio.oursOverFetch)} ${mark(ratio.oursOverFetch > 1).padEnd(6)}  ours/axios ${fixed(ratio.oursOverAxios)} ${mark(ratio.oursOverAxios > 1).padEnd(6)}  client CPU per op ours/raw ${fixed(ratio.oursCpuOverRaw)} ${interval(ratio.oursCpuOverRawInterval)} ${verdict(ratio.oursCpuOverRaw <= GOALS.oursCpuOverRawAtMost, ratio.oursCpuOverRawInterval, GOALS.oursCpuOverRawAtMost)}`,
       );
     }
     lines.push("");
@@ -186,10 +190,6 @@ export function formatReport(results: BenchResults): string {
     lines.push(
       `  ratios pooled over the rounds, [90% interval] (goals: throughput adapter/bare ≥ ${GOALS.adapterOverBareAtLeast}, app CPU per op adapter/bare ≤ ${GOALS.adapterCpuOverBareAtMost})`,
     );
-    const interval = ([low, high]: [number, number]) => `[${fixed(low)}–${fixed(high)}]`;
-    // A verdict whose interval holds the goal is this machine's noise, not a result: said so.
-    const verdict = (met: boolean, [low, high]: [number, number], goal: number) =>
-      low <= goal && goal <= high ? `${mark(met)} (within noise)` : mark(met);
     for (const ratio of express.ratios) {
       lines.push(
         `  c=${String(ratio.concurrency).padEnd(3)} adapter/bare ${fixed(ratio.adapterOverBare)} ${interval(ratio.adapterOverBareInterval)} ${verdict(ratio.adapterOverBare >= GOALS.adapterOverBareAtLeast, ratio.adapterOverBareInterval, GOALS.adapterOverBareAtLeast).padEnd(21)}  app CPU per op adapter/bare ${fixed(ratio.adapterCpuOverBare)} ${interval(ratio.adapterCpuOverBareInterval)} ${verdict(ratio.adapterCpuOverBare <= GOALS.adapterCpuOverBareAtMost, ratio.adapterCpuOverBareInterval, GOALS.adapterCpuOverBareAtMost)}`,
