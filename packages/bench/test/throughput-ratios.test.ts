@@ -3,8 +3,8 @@ import { ratiosOf, type ThroughputCell } from "../bench/rows/create-throughput.j
 import type { VariantName } from "../bench/variants/index.js";
 
 // Row 1's client CPU ratio is ours / raw undici, pooled over the rounds: total µs over total µs,
-// round i of one paired with round i of the other. Not the ratio of the two medians, which drops
-// the rounds that carry a collection and moved by ±0.3 from run to run.
+// round i of one paired with round i of the other. Not the ratio of the two medians, which ignores
+// how costly the other rounds were and moved more from run to run.
 
 function cell(variant: VariantName, cpuMicrosPerRound: readonly number[], opsPerSec = 1_000): ThroughputCell {
   const rounds = cpuMicrosPerRound.map((clientCpuMicrosPerOp) => ({

@@ -109,8 +109,8 @@ export async function measureCreateThroughput(
 
 /**
  * Each concurrency's ratios. Throughput: of the cells' medians. Client CPU: pooled over the rounds
- * with an interval, as row 6's (see paired-ratio.ts for why): at c = 1 the ratio of the two
- * medians of five rounds read 0.73 to 1.35 in nine runs of 2026-11-27, pooled 0.75 to 1.16.
+ * with an interval, as row 6's (paired-ratio.ts): the ratio of the mean costs, which is what the
+ * goal is about, and steadier from run to run than the ratio of two medians (README, row 1).
  */
 export function ratiosOf(
   cells: readonly ThroughputCell[],
