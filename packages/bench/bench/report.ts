@@ -92,7 +92,7 @@ export function formatReport(results: BenchResults): string {
       }
     }
     lines.push(
-      `  ratios (throughput, of the medians; goals: ours/raw ≥ ${GOALS.oursOverRawAtLeast}, ours/fetch and ours/axios > 1; client CPU per op ours/raw pooled over the rounds, [90% interval], ≤ ${GOALS.oursCpuOverRawAtMost})`,
+      `  ratios (throughput, of the medians; goals: ours/raw ≥ ${GOALS.oursOverRawAtLeast}, ours/fetch and ours/axios > 1; client CPU per op ours/raw pooled over the rounds, [90% interval, narrow over ${settings.rounds} rounds], ≤ ${GOALS.oursCpuOverRawAtMost})`,
     );
     for (const ratio of throughput.ratios) {
       lines.push(
