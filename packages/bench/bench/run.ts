@@ -29,10 +29,10 @@ const only = new Set(
 );
 const scale = (full: number, smoke: number) => (quick ? smoke : full);
 
-// Five long rounds. Twelve of 1,250 (as row 6, for a bootstrap interval to trust) moved the
-// client's CPU ratio a quarter in ours' favour at c = 16, unexplained (the journal's sixteenth
-// pass): four clients share this process and its garbage collector, so until a round's cost can be
-// told apart from the previous variant's garbage, the settings every earlier pass used stay.
+// Five long rounds, as every pass has run row 1. Twelve of 1,250 (as row 6, for a bootstrap
+// interval to trust) read ours a quarter cheaper at c = 16 for reasons not shown (the journal's
+// sixteenth pass): four clients share this process and its garbage collector, and a round now and
+// then pays for another's garbage. Until that is told apart, the readings stay comparable.
 const THROUGHPUT: ThroughputSettings = {
   concurrencies: [1, 16, 64],
   rounds: 5,

@@ -42,11 +42,22 @@ describe("row 1's client CPU ratio", () => {
       [1],
     );
     expect(ratio!.oursCpuOverRaw).toBeCloseTo(1.8, 10);
-    // Resampling the three pairs: all three cheap ones (1.2) in 8 of 27 draws, two costly ones or
-    // more (2.4 and up) in 7 of 27, so the 5th and 95th percentiles land there, not at the extremes.
+    // Resampled, three cheap rounds (1.2) come up in 8 of 27 resamples and three costly ones (3.0) in
+    // 1 of 27, so the 5th percentile is the least value and the 95th is 2.4, not the greatest.
     const [low, high] = ratio!.oursCpuOverRawInterval;
     expect(low).toBeCloseTo(1.2, 10);
     expect(high).toBeCloseTo(2.4, 10);
+  });
+
+  it("resamples the rounds in pairs: rounds whose ratios agree give an interval of that ratio", () => {
+    // Each round 1.2: any resample of whole pairs is 1.2; resampling each side alone would not be.
+    const [ratio] = ratiosOf(
+      [cell("ours", [120, 120, 300]), cell("raw-undici", [100, 100, 250]), ...others],
+      [1],
+    );
+    expect(ratio!.oursCpuOverRaw).toBeCloseTo(1.2, 10);
+    expect(ratio!.oursCpuOverRawInterval[0]).toBeCloseTo(1.2, 10);
+    expect(ratio!.oursCpuOverRawInterval[1]).toBeCloseTo(1.2, 10);
   });
 
   it("keeps its sides: a costlier client reads above 1", () => {
