@@ -12,25 +12,41 @@ export interface Exchanged {
 /**
  * Writes `pieces` one at a time (text as UTF-8) (each after the last was flushed, the last after a pause), reads until
  * `answers` have come and then a little longer, so that an answer too many would be seen too.
+ * `answersBeforeLast`: how many answers the pieces before the last must already bring; the last
+ * piece waits for them (up to ANSWER_WAIT_MS, so a busy machine is not read as a missing answer),
+ * then for the pause, so that an answer too many before it would be seen too.
  */
 export function exchange(
   port: number,
   pieces: ReadonlyArray<string | Buffer>,
   answers: number,
+  answersBeforeLast = 0,
 ): Promise<Exchanged> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     let received = "";
     let beforeLastPiece: string | undefined;
     let done = false;
+    let onAnswer: (() => void) | undefined;
     socket.setEncoding("latin1");
     socket.on("error", reject);
     // A server that drops the connection fails the exchange at once, not at the test's timeout.
     socket.on("close", () => {
       if (!done) reject(new Error(`the connection closed after: ${JSON.stringify(received)}`));
     });
+    const answersDue = (count: number) =>
+      new Promise<void>((due) => {
+        const deadline = setTimeout(due, ANSWER_WAIT_MS);
+        onAnswer = () => {
+          if (completeAnswers(received) < count) return;
+          clearTimeout(deadline);
+          due();
+        };
+        onAnswer();
+      });
     socket.on("data", (chunk: string) => {
       received += chunk;
+      onAnswer?.();
       if (done || completeAnswers(received) < answers) return;
       done = true;
       setTimeout(() => {
@@ -41,6 +57,7 @@ export function exchange(
     socket.on("connect", async () => {
       for (const [index, piece] of pieces.entries()) {
         if (index === pieces.length - 1 && index > 0) {
+          if (answersBeforeLast > 0) await answersDue(answersBeforeLast);
           await new Promise((pause) => setTimeout(pause, SETTLE_MS));
           beforeLastPiece = received;
         }
@@ -54,6 +71,9 @@ export function exchange(
 
 /** Long enough on loopback for an answer already written to arrive; a correct floor never sends one. */
 export const SETTLE_MS = 20;
+
+/** The longest the last piece waits for the answers due before it (a loaded CI machine takes more than SETTLE_MS). */
+const ANSWER_WAIT_MS = 5_000;
 
 /** How many whole answers `text` holds (a Content-Length body, or a chunked body ending in 0). */
 export function completeAnswers(text: string): number {
