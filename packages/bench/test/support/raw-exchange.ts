@@ -34,13 +34,17 @@ export function exchange(
     socket.on("close", () => {
       if (!done) reject(new Error(`the connection closed after: ${JSON.stringify(received)}`));
     });
+    // Resolves once `count` answers have come, or after ANSWER_WAIT_MS; then stops watching.
     const answersDue = (count: number) =>
       new Promise<void>((due) => {
-        const deadline = setTimeout(due, ANSWER_WAIT_MS);
-        onAnswer = () => {
-          if (completeAnswers(received) < count) return;
+        const stop = () => {
           clearTimeout(deadline);
+          onAnswer = undefined;
           due();
+        };
+        const deadline = setTimeout(stop, ANSWER_WAIT_MS);
+        onAnswer = () => {
+          if (completeAnswers(received) >= count) stop();
         };
         onAnswer();
       });
