@@ -30,9 +30,9 @@ const only = new Set(
 const scale = (full: number, smoke: number) => (quick ? smoke : full);
 
 // Five long rounds, as every pass has run row 1. Twelve of 1,250 (as row 6, for a bootstrap
-// interval to trust) read ours a quarter cheaper at c = 16 for reasons not shown (the journal's
-// sixteenth pass): four clients share this process and its garbage collector, and a round now and
-// then pays for another's garbage. Until that is told apart, the readings stay comparable.
+// interval to trust) read ours cheaper in one pass and dearer in the next, each time interleaved or
+// within the hour: no steadier, so the readings stay comparable with every pass (the journal's
+// sixteenth and seventeenth passes).
 const THROUGHPUT: ThroughputSettings = {
   concurrencies: [1, 16, 64],
   rounds: 5,
