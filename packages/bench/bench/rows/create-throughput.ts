@@ -66,7 +66,7 @@ export async function measureCreateThroughput(
         // always land on the same one.
         for (const variant of rotate(variants, round)) {
           await runCell(variant.create, { operations: settings.warmupPerCell, concurrency });
-          // The client's window holds the cell alone, not the two calls that read the sandbox's CPU.
+          // The client's window holds the cell alone, not the calls that read the sandbox's CPU.
           const sandboxBefore = await host.cpuMicros();
           const clientBefore = process.cpuUsage();
           const cell = await runCell(variant.create, { operations: settings.operations, concurrency });
