@@ -248,7 +248,14 @@ medusaIntegrationTestRunner({
           return found?.status === "Cancelled" ? found : undefined;
         });
         expect(voided).toMatchObject({ capturedAmount: "0.00", cancelledAmount: "79.60" });
-        const after = await orderWithPayments(shop, orderId);
+        // The session's data is written after the void, once the service's order is read again.
+        const after = await eventually(async () => {
+          const found = await orderWithPayments(shop, orderId);
+          const data = found.payment_collections[0]?.payment_sessions[0]?.data as
+            | { state?: string }
+            | undefined;
+          return data?.state === "canceled" ? found : undefined;
+        });
         expect(after.payment_collections[0]!.payments).toEqual([]);
         expect(after.payment_collections[0]!.payment_sessions[0]!.data).toMatchObject({
           state: "canceled",
