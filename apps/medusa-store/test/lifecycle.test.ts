@@ -11,6 +11,7 @@ import {
   cartWithCollection,
   customerWithToken,
   expectMedusaMatchesService,
+  orderOnceFollowed,
   orderWithPayments,
   type Shop,
 } from "./support/checkout";
@@ -249,13 +250,7 @@ medusaIntegrationTestRunner({
         });
         expect(voided).toMatchObject({ capturedAmount: "0.00", cancelledAmount: "79.60" });
         // The session's data is written after the void, once the service's order is read again.
-        const after = await eventually(async () => {
-          const found = await orderWithPayments(shop, orderId);
-          const data = found.payment_collections[0]?.payment_sessions[0]?.data as
-            | { state?: string }
-            | undefined;
-          return data?.state === "canceled" ? found : undefined;
-        });
+        const after = await orderOnceFollowed(shop, orderId, { sessionState: "canceled" });
         expect(after.payment_collections[0]!.payments).toEqual([]);
         expect(after.payment_collections[0]!.payment_sessions[0]!.data).toMatchObject({
           state: "canceled",
@@ -272,13 +267,9 @@ medusaIntegrationTestRunner({
         });
         await sandbox.settle();
         expect(charged(customer.customerToken)[0]?.status).toBe("Failed");
-        const order = await eventually(async () => {
-          // Two subscribers follow the event (Medusa's own writes the session's data, ours the
-          // collection and the order's reason): wait until both have written.
-          const found = await orderWithPayments(shop, orderId);
-          const collection = found.payment_collections[0]!;
-          const sessionData = collection.payment_sessions[0]?.data as { state?: string } | undefined;
-          return collection.status === "failed" && sessionData?.state === "failed" ? found : undefined;
+        const order = await orderOnceFollowed(shop, orderId, {
+          sessionState: "failed",
+          collectionStatus: "failed",
         });
         expect(order.metadata).toMatchObject({
           purchase_auth_payment_failed: { reason: "PAYMENT_METHOD_NO_FUNDS" },

@@ -11,6 +11,7 @@ import { type SeededStore, seedStore } from "../src/scripts/seed-store";
 import {
   customerWithToken,
   expectMedusaMatchesService,
+  orderOnceFollowed,
   orderWithPayments,
   type Shop,
 } from "./support/checkout";
@@ -292,13 +293,10 @@ medusaIntegrationTestRunner({
         expect(pending).toMatchObject({ status: "pending" });
 
         await sandbox.settle();
-        // Two subscribers follow the event (Medusa's own writes the session's data; ours the order's
-        // reason, then the collection's status): wait until both have written, as lifecycle.test.ts.
-        const failed = await eventually(async () => {
-          const found = await orderWithPayments(shop, orderId);
-          const collection = found.payment_collections[0];
-          const sessionData = collection?.payment_sessions[0]?.data as { state?: string } | undefined;
-          return collection?.status === "failed" && sessionData?.state === "failed" ? found : undefined;
+        // The plugin writes the order's reason, then the collection's status: wait for the last.
+        const failed = await orderOnceFollowed(shop, orderId, {
+          sessionState: "failed",
+          collectionStatus: "failed",
         });
         expect(failed.metadata).toMatchObject({ purchase_auth_payment_failed: { reason: "PAYMENT_FAILED" } });
         expect(failed.payment_collections[0]!.payment_sessions[0]!.data).toMatchObject({

@@ -1,7 +1,7 @@
 import type { SandboxServer } from "@purchase-auth/sandbox";
 import { expect } from "vitest";
 import type { Api } from "./store-api";
-import { registerCustomer } from "./store-api";
+import { eventually, registerCustomer } from "./store-api";
 
 export interface Shop {
   api: Api;
@@ -110,6 +110,27 @@ export async function orderWithPayments(shop: Shop, orderId: string): Promise<Me
     },
   );
   return data.order;
+}
+
+/**
+ * The order once its first payment session's data reads `state: sessionState` (and, if given, its
+ * collection reads `collectionStatus`). A webhook is followed by two subscribers, Medusa's (the
+ * session's data) and the plugin's (the order and the collection), each writing on its own: a test
+ * waits for the last write it reads, not for the first one it sees.
+ */
+export function orderOnceFollowed(
+  shop: Shop,
+  orderId: string,
+  until: { sessionState: string; collectionStatus?: string },
+): Promise<MedusaOrderPayments> {
+  return eventually(async () => {
+    const found = await orderWithPayments(shop, orderId);
+    const collection = found.payment_collections[0];
+    const sessionData = collection?.payment_sessions[0]?.data as { state?: string } | undefined;
+    const collectionDone =
+      until.collectionStatus === undefined || collection?.status === until.collectionStatus;
+    return collectionDone && sessionData?.state === until.sessionState ? found : undefined;
+  });
 }
 
 const cents = (value: number | string) => Math.round(Number(value) * 100);
