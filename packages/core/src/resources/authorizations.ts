@@ -1,5 +1,6 @@
 import type { ResolvedOptions } from "../config/options.js";
 import type { Executor } from "../http/executor.js";
+import type { HttpResponse } from "../http/transport.js";
 import type { AuthorizationRequest } from "../schemas/authorization-request.js";
 import { createAuthorizationResponseSchema } from "../schemas/envelopes.js";
 import {
@@ -15,8 +16,16 @@ import {
   type WriteOptions,
 } from "./request-options.js";
 
-/** A 200/202 whose body is not the envelope with a GUID authorization id is asked again (same key). */
-const acceptsCreated = bodyMatches(createAuthorizationResponseSchema);
+/**
+ * Specification 2.5 and 4.1: a 200 (performed now) carries the order id, a 202 (accepted) does not.
+ * Any other answer, another 2xx or a 200 without an order to capture included, is asked again with
+ * the same key: the service may have charged, so it is never reported as a success.
+ */
+export const acceptsCreated = bodyMatches(
+  createAuthorizationResponseSchema,
+  (envelope, status) =>
+    (status === 200 || status === 202) && (status === 200) === (envelope.data.orderId !== undefined),
+);
 
 export interface CreateAuthorizationResult {
   /** Identifies the authorization; webhooks refer to it. */
@@ -63,16 +72,21 @@ export class Authorizations {
       ...resolveFirstSentAt(options),
       ...callLimits(options),
     });
-    const envelope = parseSuccessBody(createAuthorizationResponseSchema, response, {
-      operation,
-      idempotencyKey,
-    });
-    return {
-      authorizationId: envelope.data.authorizationId,
-      ...(envelope.data.orderId === undefined ? {} : { orderId: envelope.data.orderId }),
-      synchronous: response.status === 200,
-      requestId: envelope.id,
-      idempotencyKey,
-    };
+    return createdResult(response, { operation, idempotencyKey });
   }
+}
+
+/** The result of a create answered by `response` (one `acceptsCreated` accepted). */
+export function createdResult(
+  response: HttpResponse,
+  context: { operation: string; idempotencyKey: string },
+): CreateAuthorizationResult {
+  const envelope = parseSuccessBody(createAuthorizationResponseSchema, response, context);
+  return {
+    authorizationId: envelope.data.authorizationId,
+    ...(envelope.data.orderId === undefined ? {} : { orderId: envelope.data.orderId }),
+    synchronous: response.status === 200,
+    requestId: envelope.id,
+    idempotencyKey: context.idempotencyKey,
+  };
 }

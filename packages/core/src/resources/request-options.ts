@@ -64,11 +64,18 @@ export function callLimits(options: RequestOptions | undefined): {
   return signal === undefined ? { deadlineMs: checked } : { signal, deadlineMs: checked };
 }
 
-/** A check for `Call.accepts`: the 2xx body parses with `schema`. */
-export function bodyMatches(schema: z.ZodType): (response: HttpResponse) => boolean {
+/**
+ * A check for `Call.accepts`: the 2xx body parses with `schema`, and `fits` (when given) holds for
+ * what it parsed to and the answer's status.
+ */
+export function bodyMatches<T extends z.ZodType>(
+  schema: T,
+  fits?: (data: z.output<T>, status: number) => boolean,
+): (response: HttpResponse) => boolean {
   return (response) => {
     try {
-      return checkedBody(schema, response).success;
+      const checked = checkedBody(schema, response);
+      return checked.success && (fits === undefined || fits(checked.data, response.status));
     } catch {
       return false;
     }

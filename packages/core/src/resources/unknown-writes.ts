@@ -2,9 +2,8 @@ import { z } from "zod";
 import { type UnknownWrite, ValidationError } from "../errors/errors.js";
 import type { Executor } from "../http/executor.js";
 import { guidSchema } from "../schemas/common.js";
-import { createAuthorizationResponseSchema } from "../schemas/envelopes.js";
 import { parseOrThrow } from "../validation/parse.js";
-import type { CreateAuthorizationResult } from "./authorizations.js";
+import { acceptsCreated, type CreateAuthorizationResult, createdResult } from "./authorizations.js";
 import type { OrderWriteResult } from "./orders.js";
 import { bodyMatches, callLimits, parseSuccessBody, type RequestOptions } from "./request-options.js";
 
@@ -72,25 +71,14 @@ export async function resendUnknownWrite(
     write: checked.operation,
     firstSentAt: new Date(checked.firstSentAt),
     ...(now === undefined ? {} : { now: now.getTime() }),
-    ...(isCreate ? { accepts: bodyMatches(createAuthorizationResponseSchema) } : {}),
+    ...(isCreate ? { accepts: acceptsCreated } : {}),
     ...(checked.operation === "customerTokens.cancel" ? { accepts: bodyMatches(acceptedSchema) } : {}),
     ...callLimits(options),
   });
   const context = { operation, idempotencyKey: checked.idempotencyKey };
   switch (checked.operation) {
-    case "authorizations.create": {
-      const envelope = parseSuccessBody(createAuthorizationResponseSchema, response, context);
-      return {
-        operation: checked.operation,
-        result: {
-          authorizationId: envelope.data.authorizationId,
-          ...(envelope.data.orderId === undefined ? {} : { orderId: envelope.data.orderId }),
-          synchronous: response.status === 200,
-          requestId: envelope.id,
-          idempotencyKey: checked.idempotencyKey,
-        },
-      };
-    }
+    case "authorizations.create":
+      return { operation: checked.operation, result: createdResult(response, context) };
     case "customerTokens.cancel":
       return {
         operation: checked.operation,
