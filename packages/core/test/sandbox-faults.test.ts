@@ -57,6 +57,8 @@ describe("a fault once, then the same key: one charge, reported done", () => {
       { kind: "gateway_error", status: 500, phase: "after_commit", match: CREATE },
     ],
     ["429 with Retry-After: 1", { kind: "rate_limited", retryAfterSeconds: 1, match: CREATE }],
+    // Busy, not a refusal of the credentials: retried, never an AuthenticationError.
+    ["429 from the token endpoint", { kind: "rate_limited", match: { method: "POST", path: "/oauth2/" } }],
     ["a committed 200 with an empty body", { kind: "garbled_success", body: "empty", match: CREATE }],
     ["a committed 200 cut in half", { kind: "garbled_success", body: "garbled", match: CREATE }],
     [

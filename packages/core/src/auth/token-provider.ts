@@ -113,7 +113,9 @@ export class TokenProvider {
         // Nothing reached the service: the call was not sent.
         { status: response.status, outcome: "not_sent", ...(code === undefined ? {} : { oauthError: code }) },
       );
-      if (response.status >= 500) throw new TokenEndpointUnreachableError(error);
+      // A failure on its side or a busy endpoint (5xx, 408, 429) is transient, retried like any
+      // unreachable endpoint: only its other answers say the credentials or settings are wrong.
+      if (isTransientStatus(response.status)) throw new TokenEndpointUnreachableError(error);
       throw error;
     }
     const parsed = tokenResponseSchema.safeParse(json);
@@ -145,14 +147,18 @@ export class TokenProvider {
 }
 
 /**
- * The token endpoint could not be reached or failed on its side (5xx): a transient condition the
- * caller may retry. No request reached the service.
+ * The token endpoint could not be reached, failed on its side (5xx) or was busy (408, 429): a
+ * transient condition the caller may retry. No request reached the service.
  */
 export class TokenEndpointUnreachableError extends Error {
   constructor(cause: unknown) {
     super("The token endpoint is unreachable or failing", { cause });
     this.name = "TokenEndpointUnreachableError";
   }
+}
+
+function isTransientStatus(status: number): boolean {
+  return status >= 500 || status === 408 || status === 429;
 }
 
 function parseJson(text: string): unknown {
