@@ -132,8 +132,8 @@ export function gaveUpOutcome(
   const rateLimited = last.kind === "http" && last.response.status === 429;
   return new ServiceUnavailableError(
     rateLimited
-      ? `${call.operation}: rate-limited (HTTP 429) until the deadline or the retries ran out; nothing was charged or changed, try again later`
-      : `${call.operation}: the service could not be reached (${why}); nothing was charged or changed, try again later`,
+      ? `${call.operation}: rate-limited (HTTP 429) until the deadline or the retries ran out; this call charged or changed nothing, try again later`
+      : `${call.operation}: the service could not be reached (${why}); this call charged or changed nothing, try again later`,
     {
       // An answer (429 on a write; any answer on a read, which changes nothing) is a refusal.
       outcome: last.kind === "http" ? "refused" : "not_sent",

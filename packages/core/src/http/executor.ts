@@ -27,6 +27,7 @@ import {
   windowPassed,
 } from "./call-outcome.js";
 import { type HttpResponse, headerValue, isStaleSocketReset, sendOnce } from "./transport.js";
+import { UnansweredKeys } from "./unanswered-keys.js";
 
 /** One logical call: what to send and how to describe it in errors and logs. */
 export interface Call extends CallDescription {
@@ -70,6 +71,7 @@ export class Executor {
   readonly #now: () => number;
   readonly #targets = new Map<string, Target>();
   readonly #headerSets: ReadonlyArray<Record<string, string>>;
+  readonly #unanswered = new UnansweredKeys();
   /** The last token sent and its header value, so each call does not build the string again. */
   #bearerOf: AccessToken | undefined;
   #bearer = "";
@@ -96,12 +98,10 @@ export class Executor {
       const clockOffset = call.now - this.#options.now();
       now = () => this.#options.now() + clockOffset;
     }
-    // A key sent before (the caller says so) may have taken effect already: this call can make its
-    // outcome definite, never "not sent".
-    const state: CallState = {
-      firstSentAt: call.firstSentAt,
-      mayHaveTakenEffect: call.firstSentAt !== undefined,
-    };
+    // A key sent before (the caller says so, or its last call here ended unknown) may have taken
+    // effect already: this call can make its outcome definite, never "not sent".
+    const firstSentAt = earliest(call.firstSentAt, this.#unansweredSentAt(call));
+    const state: CallState = { firstSentAt, mayHaveTakenEffect: firstSentAt !== undefined };
     this.#checkFirstSentAt(call, now());
     const { deadlineMs, timeoutMs, maxRetries, logger } = this.#options;
     const target = this.#target(call.path);
@@ -175,6 +175,7 @@ export class Executor {
           const verdict = classifyAnswer(response, call);
           switch (verdict.kind) {
             case "done":
+              if (call.idempotencyKey !== undefined) this.#unanswered.forget(call.idempotencyKey);
               return response;
             case "definite":
               throw new EndCall(definiteOutcome(call, state, verdict.error, verdict.fromService, now()));
@@ -220,10 +221,10 @@ export class Executor {
         await sleep(delay, call.signal).catch(() => undefined); // an abort is seen by mayStart
       }
     } catch (error) {
-      if (error instanceof EndCall) throw error.error;
+      if (error instanceof EndCall) throw this.#ended(call, state, error.error);
       // Not ours (a bug somewhere below): a write that may have taken effect still says so.
       if (call.write !== undefined && state.mayHaveTakenEffect && call.idempotencyKey !== undefined) {
-        throw unknownOutcome(call, state, "then an unexpected error", error, now());
+        throw this.#ended(call, state, unknownOutcome(call, state, "then an unexpected error", error, now()));
       }
       throw error;
     }
@@ -283,6 +284,24 @@ export class Executor {
     return headers;
   }
 
+  /** When the call's key was first sent, if its last call in this client ended unknown. */
+  #unansweredSentAt(call: Call): Date | undefined {
+    const key = call.idempotencyKey;
+    return call.write === undefined || key === undefined ? undefined : this.#unanswered.firstSentAt(key);
+  }
+
+  /** The error a write ended with, its key remembered while its outcome stays unknown. */
+  #ended(call: Call, state: CallState, error: PurchaseAuthError): PurchaseAuthError {
+    const key = call.idempotencyKey;
+    if (call.write === undefined || key === undefined) return error;
+    if (error.outcome === "unknown" && state.firstSentAt !== undefined) {
+      this.#unanswered.remember(key, state.firstSentAt);
+    } else {
+      this.#unanswered.forget(key);
+    }
+    return error;
+  }
+
   /** A first-sent time in the future is a mistake, not a reason to send a key forever. */
   #checkFirstSentAt(call: Call, nowMs: number): void {
     const sentAt = call.firstSentAt?.getTime();
@@ -304,6 +323,11 @@ export class Executor {
     if (nowMs - sentAt.getTime() < idempotencyWindowMs - idempotencySafetyMarginMs) return;
     throw new EndCall(windowPassed(call, sentAt));
   }
+}
+
+function earliest(a: Date | undefined, b: Date | undefined): Date | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  return a.getTime() <= b.getTime() ? a : b;
 }
 
 /** What a log line says about a call: never the path, which can hold a customer token. */
