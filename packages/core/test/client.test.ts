@@ -240,6 +240,30 @@ describe("orders", () => {
     await expect(shop.client.orders.capture("42")).rejects.toThrow("orderId must be a GUID");
     await expect(shop.client.orders.get(orderId)).rejects.toBeInstanceOf(NotFoundError);
   });
+
+  it("names a missing input or options object instead of failing on it, before sending", async () => {
+    const shop = openShop(sandbox);
+    const orderId = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    const before = sandbox.stats().requests;
+    const untyped = shop.client as unknown as {
+      orders: {
+        refund(id: string, input?: unknown): Promise<unknown>;
+        capture(id: string, input: unknown): Promise<unknown>;
+      };
+      authorizations: { create(request: unknown, options: unknown): Promise<unknown> };
+    };
+    // Called from JavaScript, or with a value typed `any`: each was a TypeError naming no field.
+    const errors = await Promise.all([
+      untyped.orders.refund(orderId).catch((error: unknown) => error),
+      untyped.orders.capture(orderId, null).catch((error: unknown) => error),
+      untyped.authorizations
+        .create(validRequest({ customerToken: shop.customerToken }), null)
+        .catch((error: unknown) => error),
+    ]);
+    for (const error of errors) expect(ValidationError.isInstance(error)).toBe(true);
+    expect((errors[2] as ValidationError).issues[0]).toMatchObject({ path: "options", rule: "type" });
+    expect(sandbox.stats().requests).toBe(before);
+  });
 });
 
 describe("customer tokens", () => {

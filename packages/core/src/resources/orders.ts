@@ -50,7 +50,8 @@ const orderEnvelopeSchema = successEnvelopeSchema(orderSchema);
 
 /** Amounts go on the wire as exact 2-decimal strings; anything else is left for the schema to name. */
 function withWireAmount<T extends { amount?: unknown }>(input: T): T {
-  if (input.amount === undefined) return input;
+  // Not an object (null, none at all): the schema names what is wrong with it.
+  if (typeof input !== "object" || input === null || input.amount === undefined) return input;
   const text = decimalStringOf(input.amount);
   if (text === undefined) return input;
   try {

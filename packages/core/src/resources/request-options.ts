@@ -58,6 +58,9 @@ export function callLimits(options: RequestOptions | undefined): {
   deadlineMs?: number;
 } {
   if (options === undefined) return {};
+  if (typeof options !== "object" || options === null) {
+    throw new ValidationError([{ path: "options", rule: "type", message: "options must be an object" }]);
+  }
   const { signal, deadlineMs } = options;
   if (deadlineMs === undefined) return signal === undefined ? {} : { signal };
   const checked = parseOrThrow(deadlineMsSchema, deadlineMs, "deadlineMs");
