@@ -42,7 +42,7 @@ export interface PurchaseAuthClientOptions {
   maxRetries?: number;
   /** First backoff delay in ms; doubles per retry, with full jitter. Default 250. */
   retryBaseDelayMs?: number;
-  /** Longest backoff delay in ms (also caps `Retry-After`). Default 5,000. */
+  /** Longest backoff delay in ms of the client's own (a server's `Retry-After` is not capped). Default 5,000. */
   retryMaxDelayMs?: number;
   /** Refresh the access token this long before it expires, in ms. Default 120,000. */
   tokenRefreshMarginMs?: number;
