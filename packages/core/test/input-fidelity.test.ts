@@ -44,8 +44,10 @@ describe("timespans in the forms the service's own parser accepts", () => {
     },
   );
 
-  it("an empty relative schedule is an empty schedule, which the specification allows", () => {
+  it("an empty relative or absolute schedule is an empty schedule, which the specification allows", () => {
     expect(issuesOf(validRequest({ attemptSchedule: { relative: [] } }))).toEqual([]);
+    // Refused with min_items before any network call, though the service takes it (spec 2.4).
+    expect(issuesOf(validRequest({ attemptSchedule: { absolute: [] } }))).toEqual([]);
   });
 });
 

@@ -10,6 +10,7 @@ describe("lastScheduledAttemptAt: when the service plans an authorization's last
     expect(lastScheduledAttemptAt(undefined, SENT)).toBe(SENT);
     expect(lastScheduledAttemptAt({}, SENT)).toBe(SENT);
     expect(lastScheduledAttemptAt({ relative: [] }, SENT)).toBe(SENT);
+    expect(lastScheduledAttemptAt({ absolute: [] }, SENT)).toBe(SENT);
     expect(lastScheduledAttemptAt({ preferSynchronous: true }, SENT)).toBe(SENT);
   });
 

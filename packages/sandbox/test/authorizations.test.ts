@@ -262,9 +262,12 @@ describe("attempt schedules", () => {
     },
   );
 
-  it("an empty relative schedule is one attempt as soon as possible", async () => {
+  it.each([
+    ["relative", { relative: [] }],
+    ["absolute", { absolute: [] }],
+  ])("an empty %s schedule is one attempt as soon as possible", async (_kind, schedule) => {
     const shop = await openShop(sandbox);
-    const id = await scheduled(shop, { relative: [] });
+    const id = await scheduled(shop, schedule);
     await sandbox.settle();
     expect(authorization(id)).toMatchObject({ status: "Succeeded", maxAttempts: 1 });
   });

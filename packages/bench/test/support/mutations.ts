@@ -205,6 +205,7 @@ export const MUTATIONS: readonly Mutation[] = [
   { name: "relative without days", apply: withSchedule({ relative: ["01:00:00"] }), expect: "accepted" },
   // An empty schedule is allowed by the specification (2.4): one attempt as soon as possible.
   { name: "empty relative", apply: withSchedule({ relative: [] }), expect: "accepted" },
+  { name: "empty absolute", apply: withSchedule({ absolute: [] }), expect: "accepted" },
   {
     name: "absolute with an offset",
     apply: withSchedule({ absolute: ["2026-01-01T10:00:00+01:00"] }),

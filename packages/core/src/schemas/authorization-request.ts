@@ -69,9 +69,9 @@ const SCHEDULE_FIELDS = ["relative", "absolute", "preferSynchronous"] as const;
 
 export const attemptScheduleSchema = z
   .object({
-    // Empty is allowed: "an empty or omitted schedule means a single asynchronous attempt".
+    // Empty lists are allowed: "an empty or omitted schedule means a single asynchronous attempt".
     relative: z.array(timespanSchema).optional(),
-    absolute: z.array(timestampSchema).min(1).optional(),
+    absolute: z.array(timestampSchema).optional(),
     preferSynchronous: z.boolean().optional(),
   })
   .superRefine((schedule, ctx) => {

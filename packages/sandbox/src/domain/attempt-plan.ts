@@ -21,11 +21,11 @@ const SYNCHRONOUS: AttemptPlan = Object.freeze({ kind: "synchronous" });
 
 /** The plan for a validated schedule; `needsChallenge` turns preferSynchronous into `asap`. */
 export function planAttempts(schedule: AttemptSchedule | undefined, needsChallenge: boolean): AttemptPlan {
-  // An empty relative schedule is an empty schedule: one attempt as soon as possible (spec 2.4).
+  // An empty list is an empty schedule: one attempt as soon as possible (spec 2.4).
   if (schedule?.relative !== undefined && schedule.relative.length > 0) {
     return { kind: "relative", delaysMs: schedule.relative.map((value) => parseTimespan(value) ?? 0) };
   }
-  if (schedule?.absolute !== undefined) {
+  if (schedule?.absolute !== undefined && schedule.absolute.length > 0) {
     return { kind: "absolute", timesMs: schedule.absolute.map((value) => parseTimestamp(value) ?? 0) };
   }
   if (schedule?.preferSynchronous === true && !needsChallenge) return SYNCHRONOUS;
