@@ -1,6 +1,7 @@
 import type { Dispatcher } from "undici";
 import type { Logger } from "../config/options.js";
 import { AuthenticationError } from "../errors/errors.js";
+import { secretFreeCause } from "../http/secret-free-cause.js";
 import { sendOnce } from "../http/transport.js";
 import { oauthErrorSchema, tokenResponseSchema } from "../schemas/oauth.js";
 
@@ -100,7 +101,7 @@ export class TokenProvider {
         timeoutMs,
       });
     } catch (error) {
-      throw new TokenEndpointUnreachableError(error);
+      throw new TokenEndpointUnreachableError(secretFreeCause(error, [clientSecret]));
     }
     const json = parseJson(response.body);
     if (response.status !== 200) {

@@ -26,6 +26,7 @@ import {
   unknownOutcome,
   windowPassed,
 } from "./call-outcome.js";
+import { secretFreeCause } from "./secret-free-cause.js";
 import { type HttpResponse, headerValue, isStaleSocketReset, sendOnce } from "./transport.js";
 import { UnansweredKeys } from "./unanswered-keys.js";
 
@@ -150,14 +151,15 @@ export class Executor {
               state.mayHaveTakenEffect = true;
               throw new EndCall(abortedOutcome(call, state, now()));
             }
+            const cause = secretFreeCause(error, [token.value]);
             if (isNotConnected(error)) {
-              last = { kind: "not_connected", error }; // refused before any byte: nothing sent
+              last = { kind: "not_connected", error: cause }; // refused before any byte: nothing sent
             } else {
               state.mayHaveTakenEffect = true; // the connection broke or timed out under the request
               if (isTimeout(error)) {
                 last = { kind: "timeout" };
               } else {
-                last = { kind: "network", error };
+                last = { kind: "network", error: cause };
                 if (!staleSocketRetried && retries === 0 && isStaleSocketReset(error)) {
                   staleSocketRetried = true;
                   logger.debug?.(
