@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { UnansweredKeys } from "../src/http/unanswered-keys.js";
-import { DEFAULT_PATHS, OutcomeUnknownError, outcomeOf } from "../src/index.js";
+import { DEFAULT_PATHS, IdempotencyWindowPassedError, OutcomeUnknownError, outcomeOf } from "../src/index.js";
 import { validRequest } from "./fixtures.js";
 import { openShop, type SandboxServer, type Shop, startSandbox } from "./sandbox-fixture.js";
 
@@ -94,5 +94,23 @@ describe("UnansweredKeys", () => {
     ]);
     keys.forget("a");
     expect(keys.firstSentAt("a")).toBeUndefined();
+  });
+});
+
+describe("a write whose firstSentAt is later than the client's clock", () => {
+  it("is not sent, and its outcome stays unknown (never not sent, which invites a new key)", async () => {
+    const shop = openShop(sandbox);
+    const before = sandbox.stats().requests;
+    const error = await shop.client.authorizations
+      .create(validRequest({ customerToken: shop.customerToken }), {
+        idempotencyKey: "0f8fad5b-d9cb-469f-a165-70867728950e",
+        firstSentAt: new Date(Date.now() + 3_600_000), // another machine's clock, an hour ahead
+      })
+      .catch((caught: unknown) => caught);
+    expect(IdempotencyWindowPassedError.isInstance(error)).toBe(true);
+    expect([outcomeOf(error), (error as IdempotencyWindowPassedError).retry]).toEqual(["unknown", "no"]);
+    expect((error as Error).message).toMatch(/firstSentAt .* is later than this client's clock/);
+    expect(sandbox.stats().requests).toBe(before);
+    await shop.client.close();
   });
 });

@@ -74,6 +74,18 @@ export function windowPassed(
   );
 }
 
+/** A key said to be first sent later than now: its age, so its window, cannot be told. */
+export function firstSentInFuture(
+  call: CallDescription,
+  firstSentAt: Date,
+  nowMs: number,
+): IdempotencyWindowPassedError {
+  return new IdempotencyWindowPassedError(
+    `${call.operation}: firstSentAt (${firstSentAt.toISOString()}) is later than this client's clock (${new Date(nowMs).toISOString()}), so how long ago this idempotency key was sent cannot be told; it is not sent again (it could charge twice). Look the write up at the service.`,
+    { idempotencyKey: call.idempotencyKey ?? "", firstSentAt },
+  );
+}
+
 /** The caller's abort: AbortedError when nothing of the write can have taken effect, unknown otherwise. */
 export function abortedOutcome(call: CallDescription, state: CallState, nowMs: number): PurchaseAuthError {
   const reason = call.signal?.reason;

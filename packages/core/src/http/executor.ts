@@ -5,7 +5,7 @@ import {
   type TokenProvider,
 } from "../auth/token-provider.js";
 import type { ResolvedOptions } from "../config/options.js";
-import { PurchaseAuthError, ValidationError } from "../errors/errors.js";
+import { PurchaseAuthError } from "../errors/errors.js";
 import { classifyAnswer } from "./answer-classification.js";
 import {
   type AttemptFailure,
@@ -21,6 +21,7 @@ import {
   type CallDescription,
   type CallState,
   definiteOutcome,
+  firstSentInFuture,
   gaveUpOutcome,
   refusalOutcome,
   unknownOutcome,
@@ -304,17 +305,15 @@ export class Executor {
     return error;
   }
 
-  /** A first-sent time in the future is a mistake, not a reason to send a key forever. */
+  /**
+   * A first-sent time in the future (another machine's clock, a wrong record) says the key was sent,
+   * but not how long ago: it is never sent again, and the write's fate stays unknown (not "not
+   * sent", which would invite a new key and a second charge).
+   */
   #checkFirstSentAt(call: Call, nowMs: number): void {
-    const sentAt = call.firstSentAt?.getTime();
-    if (sentAt === undefined || sentAt <= nowMs + this.#options.idempotencySafetyMarginMs) return;
-    throw new ValidationError([
-      {
-        path: "firstSentAt",
-        rule: "max",
-        message: `firstSentAt must not be in the future (it is ${call.firstSentAt!.toISOString()})`,
-      },
-    ]);
+    const sentAt = call.firstSentAt;
+    if (sentAt === undefined || sentAt.getTime() <= nowMs + this.#options.idempotencySafetyMarginMs) return;
+    throw firstSentInFuture(call, sentAt, nowMs);
   }
 
   /** A key older than the service's idempotency window (less the margin) is never sent again. */

@@ -29,7 +29,9 @@ export interface WriteOptions extends RequestOptions {
   /**
    * When this key was first sent, if it was (your write-ahead record's time). Past the service's
    * idempotency window (one hour less the safety margin) the call throws
-   * `IdempotencyWindowPassedError` and sends nothing: the service may treat an old key as new.
+   * `IdempotencyWindowPassedError` and sends nothing: the service may treat an old key as new. So
+   * it does for a time later than the client's clock by more than the margin (another machine's
+   * clock): the key's age cannot be told.
    */
   firstSentAt?: Date;
 }
