@@ -1,6 +1,7 @@
 import { authenticate, defineMiddlewares, validateAndTransformBody } from "@medusajs/framework/http";
 import { attachOrderLines } from "./order-lines-middleware";
 import { requireCartOwnerForStoredToken } from "./store/carts/stored-token-guard";
+import { refuseReplacingPlacedSessions } from "./store/payment-collections/session-replace-guard";
 import { AttachCustomerTokenBody, ChargeDraftOrderBody } from "./validators";
 
 export default defineMiddlewares({
@@ -14,6 +15,12 @@ export default defineMiddlewares({
         requireCartOwnerForStoredToken,
         attachOrderLines,
       ],
+    },
+    {
+      // Creating a session deletes the collection's others (deletePayment): never a placed order's.
+      matcher: "/store/payment-collections/:id/payment-sessions",
+      methods: ["POST"],
+      middlewares: [refuseReplacingPlacedSessions],
     },
     {
       // Medusa already guards /store/customers/me*; said again here so the routes never depend on it.

@@ -179,7 +179,9 @@ function unknownData(
  * any order found is released (cancelled, and what was captured refunded: Medusa never recorded
  * it), after marking the session releasing as the reconcile job does. An authorized session's
  * uncaptured hold is cancelled. When that cannot be done now, this throws, so Medusa keeps the
- * session instead of dropping it. `stored` is the data as Medusa read it (the mark is guarded on it).
+ * session instead of dropping it; so it does, releasing nothing, when Medusa recorded a payment for
+ * the session (refuseIfPaymentRecorded). `stored` is the data as Medusa read it (the mark is guarded
+ * on it).
  */
 export async function deletePayment(
   context: ProviderContext,
@@ -191,6 +193,8 @@ export async function deletePayment(
   // (same keys).
   if (isReleasing(data)) return (await finishRelease(context, data)).data;
   const wasUnknown = data.state === "unknown";
+  const releases = wasUnknown || (!!data.order_id && data.state === "authorized");
+  if (releases) await refuseIfPaymentRecorded(context, data);
   if (wasUnknown) {
     const resolution = await resolveUnknownAuthorization(
       context,
@@ -228,6 +232,26 @@ export async function deletePayment(
     data = { ...dataWithOrder(data, order), authorize_attempt: null };
   }
   return data;
+}
+
+/**
+ * A session Medusa recorded a (live) payment for holds the order's money: it is captured, refunded
+ * or cancelled through that payment, never released by deleting the session. Medusa deletes every
+ * session of a collection when a new session is created on it, also after the cart completed (the
+ * store route, which anyone with the cart id can call; the session's data still reads "authorized"
+ * after the admin captured, Medusa never rewrites it), so releasing here would cancel a placed
+ * order's hold or refund its capture. Throwing makes Medusa keep the session (its workflow fails and
+ * compensates). Only a session with no payment (a cart that did not complete, an unknown outcome
+ * the shopper re-initiates after) is released.
+ */
+async function refuseIfPaymentRecorded(context: ProviderContext, data: PurchaseAuthData): Promise<void> {
+  if (!data.session_id) return;
+  const payment = await context.records.livePaymentOfSession(data.session_id);
+  if (!payment) return;
+  throw new MedusaError(
+    MedusaError.Types.NOT_ALLOWED,
+    `Payment session ${data.session_id} has payment ${payment.id} recorded in Medusa: deleting the session releases nothing and is refused. Capture, refund or cancel the payment instead.`,
+  );
 }
 
 /**

@@ -1,0 +1,236 @@
+import type { MedusaContainer } from "@medusajs/framework/types";
+import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
+import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PURCHASE_AUTH_PROVIDER_ID, seedStore } from "../src/scripts/seed-store";
+import {
+  cartWithCollection,
+  customerWithToken,
+  expectMedusaMatchesService,
+  type MedusaOrderPayments,
+  orderOnceFollowed,
+  orderWithPayments,
+  type Shop,
+} from "./support/checkout";
+import { startSandboxForMedusa } from "./support/sandbox-env";
+import { type Api, eventually, loginAdmin } from "./support/store-api";
+
+// Medusa's store route POST /store/payment-collections/:id/payment-sessions deletes every session of
+// the collection before adding the new one, calling the provider's deletePayment with each old
+// session's data. Anyone with the publishable key and a cart id may call it (the cart shows its
+// payment collection's id), and for a completed cart Medusa skips its region check, so the system
+// provider is accepted. A placed order's money at the service must survive such a call: nothing
+// cancelled, nothing refunded, Medusa's payment as it was. Re-initiating a cart that did not
+// complete (after an unknown outcome) must still release what the service did.
+
+const WEBHOOK_SECRET = "whsec-session-recreate";
+let sandbox: SandboxServer;
+let merchant: MerchantCredentials;
+
+beforeAll(async () => {
+  // medusa-config.ts reads the merchant's credentials when Medusa's runner loads it (after this hook).
+  ({ sandbox, merchant } = await startSandboxForMedusa(WEBHOOK_SECRET));
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+medusaIntegrationTestRunner({
+  dbName: "purchase-auth-medusa-session-recreate",
+  cwd: process.cwd(),
+  testSuite: ({ api: untypedApi, getContainer }) => {
+    const api = untypedApi as unknown as Api & { defaults: { baseURL: string } };
+    let shop: Shop;
+
+    beforeAll(async () => {
+      const container = getContainer() as MedusaContainer;
+      const store = await seedStore(container);
+      const admin = await loginAdmin(api, container);
+      sandbox.setWebhooks({
+        merchantId: merchant.merchantId,
+        urls: [`${api.defaults.baseURL}/hooks/payment/purchase-auth_purchase-auth`],
+        secrets: [WEBHOOK_SECRET],
+      });
+      shop = {
+        api,
+        sandbox,
+        merchantId: merchant.merchantId,
+        admin,
+        publishableKey: store.publishableKey,
+        regionId: store.regionId,
+        variantId: store.variantId,
+        shippingOptionId: store.shippingOptionId,
+      };
+    });
+
+    const anonymous = () => ({ "x-publishable-api-key": shop.publishableKey });
+    const charged = (customerToken: string) =>
+      sandbox.authorizations({ merchantId: merchant.merchantId, customerToken });
+    const serviceOrder = (orderId: unknown) => sandbox.orders().find((o) => o.orderId === orderId);
+
+    async function initiate(collectionId: string, headers: Record<string, string>, providerId: string) {
+      return await api.post<{ message?: string }>(
+        `/store/payment-collections/${collectionId}/payment-sessions`,
+        { provider_id: providerId, data: {} },
+        { headers, validateStatus: () => true },
+      );
+    }
+
+    async function complete(cartId: string, headers: Record<string, string>) {
+      return await api.post<{ type: string; order?: { id: string } }>(
+        `/store/carts/${cartId}/complete`,
+        {},
+        { headers, validateStatus: () => true },
+      );
+    }
+
+    async function placeOrder(email: string, token: { needsChallenge?: boolean } = {}) {
+      const customer = await customerWithToken(shop, email, token);
+      const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
+      expect((await initiate(collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status).toBe(200);
+      const completed = await complete(cartId, customer.headers);
+      expect(completed.data.type).toBe("order");
+      return { customer, cartId, orderId: completed.data.order!.id };
+    }
+
+    /** What an anonymous caller learns from the cart id: its payment collection's id. */
+    async function collectionOfCart(cartId: string): Promise<string> {
+      const { data } = await api.get<{ cart: { payment_collection?: { id: string } } }>(
+        `/store/carts/${cartId}?fields=id,payment_collection.id`,
+        { headers: anonymous() },
+      );
+      expect(data.cart.payment_collection?.id).toBeDefined();
+      return data.cart.payment_collection!.id;
+    }
+
+    /** The parts of Medusa's payments and sessions a release would change. */
+    const paymentsOf = (order: MedusaOrderPayments) =>
+      order.payment_collections.map((collection) => ({
+        payments: collection.payments.map((p) => ({
+          id: p.id,
+          captured_at: p.captured_at,
+          canceled_at: p.canceled_at,
+          captures: (p.captures ?? []).length,
+          refunds: (p.refunds ?? []).length,
+        })),
+        sessions: collection.payment_sessions.map((s) => ({
+          id: s.id,
+          status: s.status,
+          state: s.data.state,
+        })),
+      }));
+
+    describe("re-initiating payment on a completed cart's collection, anonymously", () => {
+      it("releases nothing of a placed (authorized) order", async () => {
+        const { cartId, orderId } = await placeOrder("placed@example.com");
+        const before = await orderWithPayments(shop, orderId);
+        const [payment] = before.payment_collections[0]!.payments;
+        const held = serviceOrder(payment!.data.order_id);
+        expect(held).toMatchObject({ status: "NotActivated", cancelledAmount: "0.00" });
+
+        const collectionId = await collectionOfCart(cartId);
+        const attempt = await initiate(collectionId, anonymous(), "pp_system_default");
+
+        expect(serviceOrder(held!.orderId)).toMatchObject({
+          status: "NotActivated",
+          capturedAmount: "0.00",
+          cancelledAmount: "0.00",
+          refundedAmount: "0.00",
+        });
+        expect(paymentsOf(await orderWithPayments(shop, orderId))).toEqual(paymentsOf(before));
+        expect(attempt.status).toBe(400);
+        expect(attempt.data.message).toMatch(/cannot be replaced from the store/);
+        await expectMedusaMatchesService(shop, orderId);
+      });
+
+      it("releases nothing of an order the admin captured", async () => {
+        const { cartId, orderId } = await placeOrder("captured@example.com");
+        const [payment] = (await orderWithPayments(shop, orderId)).payment_collections[0]!.payments;
+        const captured = await api.post(
+          `/admin/payments/${payment!.id}/capture`,
+          {},
+          { headers: shop.admin, validateStatus: () => true },
+        );
+        expect(captured.status).toBe(200);
+        const before = await orderWithPayments(shop, orderId);
+        // Medusa never rewrites the session's data after a capture: it still reads "authorized".
+        expect(before.payment_collections[0]!.payment_sessions[0]!.data.state).toBe("authorized");
+        const held = serviceOrder(payment!.data.order_id);
+        expect(held).toMatchObject({ status: "Activated", capturedAmount: "79.60" });
+
+        const collectionId = await collectionOfCart(cartId);
+        const attempt = await initiate(collectionId, anonymous(), "pp_system_default");
+
+        expect(serviceOrder(held!.orderId)).toMatchObject({
+          status: "Activated",
+          capturedAmount: "79.60",
+          cancelledAmount: "0.00",
+          refundedAmount: "0.00",
+        });
+        expect(paymentsOf(await orderWithPayments(shop, orderId))).toEqual(paymentsOf(before));
+        expect(attempt.status).toBe(400);
+        await expectMedusaMatchesService(shop, orderId);
+      });
+
+      it("keeps a placed order's pending (202) session, so its late success is recorded, not released", async () => {
+        const { customer, cartId, orderId } = await placeOrder("pending@example.com", {
+          needsChallenge: true,
+        });
+        const collectionId = await collectionOfCart(cartId);
+        const attempt = await initiate(collectionId, anonymous(), "pp_system_default");
+
+        await sandbox.settle();
+        const [authorization] = charged(customer.customerToken);
+        expect(authorization?.status).toBe("Succeeded");
+        // Either Medusa records the payment (session kept) or the plugin voids the success of a
+        // session that is gone: wait for whichever happens, then say which it was.
+        await eventually(async () => {
+          const order = await orderWithPayments(shop, orderId);
+          if (order.payment_collections[0]!.payments.length > 0) return order;
+          return serviceOrder(authorization!.orderId)?.status === "Cancelled" ? order : undefined;
+        });
+        expect(serviceOrder(authorization!.orderId)).toMatchObject({
+          status: "NotActivated",
+          cancelledAmount: "0.00",
+        });
+        const after = await orderOnceFollowed(shop, orderId, { sessionState: "authorized" });
+        expect(after.payment_collections[0]!.payments).toHaveLength(1);
+        expect(attempt.status).toBe(400);
+        await expectMedusaMatchesService(shop, orderId);
+      });
+    });
+
+    describe("re-initiating payment on a cart that did not complete", () => {
+      it("still releases what an unknown outcome authorized, then pays anew", async () => {
+        const customer = await customerWithToken(shop, "unknown@example.com");
+        const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
+        expect((await initiate(collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status).toBe(200);
+        sandbox.injectFault({
+          kind: "drop_after_commit",
+          match: { method: "POST", path: "/purchase/authorizations" },
+          count: null,
+        });
+        let failed: Awaited<ReturnType<typeof complete>>;
+        try {
+          failed = await complete(cartId, customer.headers);
+        } finally {
+          sandbox.clearFaults();
+        }
+        expect(failed.data.type).not.toBe("order");
+        const [held] = charged(customer.customerToken);
+        expect(held?.status).toBe("Succeeded"); // the service authorized; Medusa does not know
+
+        // The owner re-initiates: deletePayment resends the unknown attempt's key and releases.
+        expect((await initiate(collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status).toBe(200);
+        expect(serviceOrder(held!.orderId)).toMatchObject({ status: "Cancelled", capturedAmount: "0.00" });
+
+        const completed = await complete(cartId, customer.headers);
+        expect(completed.data.type).toBe("order");
+        expect(charged(customer.customerToken)).toHaveLength(2);
+        const { compared } = await expectMedusaMatchesService(shop, completed.data.order!.id);
+        expect(compared.map((o) => o.status)).toEqual(["NotActivated"]);
+      });
+    });
+  },
+});
