@@ -89,8 +89,9 @@ describe("an authorization.succeeded that cannot be the current attempt's is not
 
     await charges.receiveWebhook(own.webhook);
 
+    // Auto capture (the attempt's and the event's): captured as soon as it succeeded (rule 4).
     expect(await store.findByReference(reference)).toMatchObject({
-      status: "authorized",
+      status: "captured",
       authorizationId: own.id,
     });
     expect(alerts).toEqual([]);

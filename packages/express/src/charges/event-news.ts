@@ -12,12 +12,15 @@ export function authorizationIdOf(event: WebhookEvent): string | undefined {
 export function newsOf(event: WebhookEvent): ChargeNews | undefined {
   switch (event.type) {
     case "authorization.succeeded":
-      // With auto capture, `order.captured` follows; the charge moves there when it arrives.
+      // Specification 4.1 rule 4 (supplement A): with Auto the order is captured (Activated) as
+      // soon as the authorization succeeds, as the synchronous 200 path reads it: `order.captured`
+      // follows, but a charge must not wait for it (lost, it would stay `authorized` for ever).
+      // The event's own capture mode decides: one that is not the charge's is another order's.
       return {
         kind: "authorized",
         authorizationId: event.data.authorizationId,
         orderId: event.data.orderId,
-        captured: false,
+        captured: event.data.captureMode === "Auto",
         authorized: {
           customerToken: event.data.customerToken,
           currency: event.data.currency,
