@@ -147,6 +147,11 @@ async function discrepancies(world: World): Promise<string[]> {
   const authorizations = sandbox.authorizations({ merchantId: merchant.merchantId });
   const orders = sandbox.orders({ merchantId: merchant.merchantId }) as unknown as SandboxOrder[];
   const orderByAuthorization = new Map(orders.map((order) => [order.authorizationId, order]));
+  // A shopper told "nothing happened" was not charged under that attempt's key afterwards.
+  for (const authorization of authorizations) {
+    if (authorization.status === "Succeeded" && world.notSentKeys.has(authorization.idempotencyKey ?? ""))
+      found.push(`${authorization.reference}: charged under a key the shopper was told did nothing`);
+  }
 
   for (const [cart, cartId] of world.carts.entries()) {
     const reference = world.data.referenceOf(cartId);
@@ -324,6 +329,9 @@ describe("every answer true and every charge at the service's truth, over genera
       expect(tally.restarts).toBeGreaterThan(0);
       expect(tally.races).toBeGreaterThan(0);
       expect(tally.leftToReconciler).toBeGreaterThan(0);
+      // Shoppers were told "nothing happened" for create calls that reached nothing, and those
+      // attempts were recorded failed (then checked never charged).
+      expect(tally.notSentFailed).toBeGreaterThan(0);
       // The reconciler's own duty was exercised: it sent writes again (inside their window), and
       // the ones it sent once faults were cleared were answered by the service; it also settled
       // writes from the log or the order without sending them.

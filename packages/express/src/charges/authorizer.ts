@@ -14,6 +14,7 @@ import type { ResolvedOptions } from "../options.js";
 import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
 import type { Charges } from "./charges.js";
+import { mayHaveReachedBefore, stillConfirming, wasNotDelivered } from "./create-sends.js";
 import { InFlight } from "./in-flight.js";
 import { isoString } from "./iso-time.js";
 import type { ChargeNews } from "./state-machine.js";
@@ -70,7 +71,8 @@ export class Authorizer {
       "authorize",
       attempt,
     );
-    return { idempotencyKey, request, firstSentAt: isoString(this.#deps.options.now()) };
+    // Its first send is counted here, in the stored change made before it goes out.
+    return { idempotencyKey, request, firstSentAt: isoString(this.#deps.options.now()), sends: 1 };
   }
 
   /** True while the attempt's key may still be sent: inside the window the service keeps it. */
@@ -95,8 +97,13 @@ export class Authorizer {
    * sent; any other charge comes back as it is. A key past its window is not sent: the charge moves
    * to `needs_review` and an alert is raised. Throws the client's error when the outcome is not
    * definite (the charge stays pending for the same key) or when it was refused (recorded first).
-   * `sending`: "first" only from the request that created the attempt (nobody can have sent it
-   * before); otherwise core is told when the key was first sent.
+   * `sending`: "first" only from the request that created the attempt (its record counted this
+   * send); otherwise the send is counted on the record first, by compare-and-set on the same
+   * unanswered attempt (not sent when someone else answered it meanwhile). Core is told when the
+   * key was first sent only when an earlier send may have reached the service. A send that did
+   * nothing is counted too; when no counted send may have reached the service, the same change
+   * fails the charge (SERVICE_UNAVAILABLE) and core's error is thrown ("nothing was charged" is
+   * then true); while one may have, the charge stays pending and an OutcomeUnknownError is thrown.
    */
   send(
     charge: ChargeRecord,
@@ -107,18 +114,31 @@ export class Authorizer {
   }
 
   async #send(
-    charge: ChargeRecord,
+    given: ChargeRecord,
     rebuilt: AuthorizationRequest | undefined,
     sending: "first" | "resend",
   ): Promise<ChargeRecord> {
     const { options, charges } = this.#deps;
+    let charge = given;
     // Only an attempt whose authorization is not known is ever sent: a charge past pending has
     // dropped its write-ahead record, and a key derived again could be one the service never saw.
     if (charge.status !== "pending" || charge.authorizationId !== undefined) return charge;
     const pending = charge.pendingAuthorization ?? legacyPending(charge, rebuilt, options);
     if (pending === undefined || !this.canResend(pending)) return (await this.markNeedsReview(charge)).charge;
+    const recorded = charge.pendingAuthorization !== undefined;
+    if (recorded && sending === "resend") {
+      // Counted before it goes out: until core reports it, nobody can decide that no send reached.
+      const counted = await charges.applyTo(charge, { kind: "create_sending", attempt: charge.attempt });
+      const current = counted.charge;
+      if (current === undefined || !isSameUnansweredAttempt(current, charge)) return current ?? charge;
+      charge = current;
+    }
+    const sent = charge.pendingAuthorization ?? pending;
+    // Core is told the key may have been sent before only when it may have: told so, it can never
+    // report a send that never left as "not sent". (A record of an earlier release: it may have.)
+    const earlier = recorded ? mayHaveReachedBefore(sent) : true;
     try {
-      const result = await this.#create(pending, sending);
+      const result = await this.#create(sent, earlier);
       const news: ChargeNews =
         result.synchronous && result.orderId !== undefined
           ? {
@@ -147,9 +167,32 @@ export class Authorizer {
       // Tagged with its attempt: a late answer for an earlier attempt never fails a later one.
       if (reason !== undefined) {
         await charges.apply(charge.reference, { kind: "failed", reason, attempt: charge.attempt });
+      } else if (recorded && wasNotDelivered(error)) {
+        return this.#notDelivered(charge, sent, error);
       }
       throw error;
     }
+  }
+
+  /**
+   * Counts a send that did nothing. When no counted send may have reached the service, that change
+   * failed the charge: core's error ("nothing was charged") is true and is thrown. While one may
+   * have (another instance's, the reconciler's, not reported yet or reported unknown), the charge
+   * stays pending for the same key: "confirming". Anything else (the charge learnt its answer
+   * meanwhile) is answered with the charge as stored.
+   */
+  async #notDelivered(
+    charge: ChargeRecord,
+    sent: PendingAuthorization,
+    error: unknown,
+  ): Promise<ChargeRecord> {
+    const news = { kind: "create_not_delivered", attempt: charge.attempt } as const;
+    const current = (await this.#deps.charges.apply(charge.reference, news)) ?? charge;
+    if (current.attempt === charge.attempt && current.status === "failed") throw error;
+    if (isSameUnansweredAttempt(current, charge)) {
+      throw stillConfirming(current.pendingAuthorization ?? sent, error);
+    }
+    return current;
   }
 
   /**
@@ -157,7 +200,7 @@ export class Authorizer {
    * (no signal or timer per charge), with an abort signal for a client from another copy of core
    * (an app's own dependency, perhaps a release that ignores `deadlineMs`).
    */
-  #create(pending: PendingAuthorization, sending: "first" | "resend"): Promise<CreateAuthorizationResult> {
+  #create(pending: PendingAuthorization, sentBefore: boolean): Promise<CreateAuthorizationResult> {
     // Typed as ours, but `options.ts` also accepts a client from another copy of core.
     const client: Pick<PurchaseAuthClient, "authorizations"> = this.#deps.options.client;
     const { timeoutMs, now } = this.#deps.options;
@@ -165,8 +208,7 @@ export class Authorizer {
     // A key that may have been sent before may have taken effect: told so, core can only answer
     // done, refused by the service about that key, or unknown (never "not sent"). Not later than
     // now, so a clock that differs from the client's cannot make it look like the future.
-    const firstSentAt =
-      sending === "first" ? undefined : new Date(Math.min(Date.parse(pending.firstSentAt), now()));
+    const firstSentAt = sentBefore ? new Date(Math.min(Date.parse(pending.firstSentAt), now())) : undefined;
     if (client instanceof PurchaseAuthClient) {
       const options: WriteOptions = { idempotencyKey, deadlineMs: timeoutMs };
       if (firstSentAt !== undefined) options.firstSentAt = firstSentAt;

@@ -1,5 +1,6 @@
 import type { OrderStatus } from "@purchase-auth/core";
 import type { ChargeRecord, ChargeStatus } from "../stores/types.js";
+import { type CreateSendNews, recordCreateSend, sameSendCounts } from "./create-sends.js";
 import { isoString } from "./iso-time.js";
 import { type OperationNews, operationId, recordOperation, sameOperationLog } from "./operation-log.js";
 
@@ -126,6 +127,8 @@ export type ChargeNews =
   | { kind: "order"; authorizationId: string; orderId: string; orderStatus: OrderStatus }
   /** A merchant write recorded before a send, or how a send ended (operation-log.ts). */
   | OperationNews
+  /** A resend of the attempt's create call counted before it goes out, or a send that did nothing (create-sends.ts). */
+  | CreateSendNews
   /** The create call's outcome stayed unknown past the idempotency window. */
   | { kind: "needs_review"; reason: string };
 
@@ -235,6 +238,10 @@ export function advance(charge: ChargeRecord, news: ChargeNews, now: Date): Char
       break;
     case "operation":
       recordOperation(next, news);
+      break;
+    case "create_sending":
+    case "create_not_delivered":
+      recordCreateSend(next, news);
       break;
     case "needs_review":
       if (next.status === "pending") {
@@ -349,6 +356,7 @@ export function startNextAttempt(
 function sameCharge(a: ChargeRecord, b: ChargeRecord): boolean {
   return (
     sameOperationLog(a.operationLog, b.operationLog) &&
+    sameSendCounts(a.pendingAuthorization, b.pendingAuthorization) &&
     a.status === b.status &&
     a.authorizationId === b.authorizationId &&
     a.orderId === b.orderId &&

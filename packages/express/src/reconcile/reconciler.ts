@@ -1,6 +1,7 @@
 import { IdempotencyError, IdempotencyWindowPassedError, PurchaseAuthError } from "@purchase-auth/core";
 import { type Authorizer, isSameUnansweredAttempt } from "../charges/authorizer.js";
 import type { Charges } from "../charges/charges.js";
+import { mayHaveReached } from "../charges/create-sends.js";
 import type { MerchantWrites } from "../charges/merchant-writes.js";
 import type { ResolvedOptions } from "../options.js";
 import type { ChargeRecord, ChargeStore } from "../stores/types.js";
@@ -166,6 +167,10 @@ export class Reconciler {
         continue;
       }
       const pending = charge.pendingAuthorization;
+      // None of its sends can have reached the service: nothing was charged, and the shopper was
+      // told so. Never sent from here. (The change that counts the last such send fails the charge,
+      // so a pending one is only a record written by hand.)
+      if (pending !== undefined && !mayHaveReached(pending)) continue;
       if (pending === undefined || !this.#authorizer.canResend(pending)) {
         const { moved } = await this.#authorizer.markNeedsReview(charge);
         if (moved) report.needsReview++;

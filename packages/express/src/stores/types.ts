@@ -39,6 +39,22 @@ export interface PendingAuthorization {
   request: AuthorizationRequest;
   /** When the key was first sent (ISO 8601); after the idempotency window it is never sent again. */
   firstSentAt: string;
+  /**
+   * Sends of this key begun, each counted in the stored change made before it goes out: the
+   * write-ahead record counts the first (a crash mid-send still counts), a resend (a repeated
+   * request, the reconciler, another instance) is counted on the same unanswered attempt by
+   * compare-and-set. Absent on records stored before sends were counted (taken as one).
+   */
+  sends?: number;
+  /**
+   * Of those, the sends that core says did nothing (outcome `not_sent` or `refused`, other than the
+   * service's definite answers that fail the attempt anyway). The stored change that makes it equal
+   * to `sends` also moves the charge to `failed` (reason `SERVICE_UNAVAILABLE`): no send can have
+   * reached the service, so the shopper told "nothing happened" starts a new attempt, and the
+   * reconciler never sends it. While it is less, a send may have reached the service: the charge
+   * stays pending, and is resent with its key. Absent: none.
+   */
+  undelivered?: number;
 }
 
 /** One merchant write as recorded before it is sent: its name, what it moves, and how it ended. */

@@ -75,6 +75,8 @@ export const tally = {
   reconcilerAnsweredFromLog: 0,
   /** Of the resends made once faults were cleared, those the service answered: done or refused. */
   resendsSettled: 0,
+  /** Pay answers "nothing happened" (503 service-unavailable) whose attempt the shop recorded failed. */
+  notSentFailed: 0,
 };
 
 /** Starts a new count (each property counts its own scenarios). */
@@ -109,6 +111,12 @@ export class World {
   readonly presses: Press[] = [];
   /** Every 2xx the shop answered a shopper, with the charge it showed. */
   readonly paidAnswers: Array<{ cart: number; status: string; authorizationId?: string }> = [];
+  /**
+   * The keys of attempts the shop recorded failed because none of their sends reached the service,
+   * read right after a shopper was told "nothing happened": the service must never hold a
+   * succeeded authorization under one (the reconciler must not have sent it since).
+   */
+  readonly notSentKeys = new Set<string>();
   /** The references the shop raised an alert about. */
   readonly alerted = new Set<string>();
   /** Every alert's reference and message, in order. */
@@ -238,6 +246,8 @@ export class World {
       const reply = await charge(app, this.customer, { cartId: this.carts[cart], timing }).catch(
         () => undefined,
       );
+      if (reply?.json?.type === "urn:purchase-auth:problem:service-unavailable")
+        await this.#toldNotSent(cart);
       if (reply === undefined || reply.status >= 500) continue;
       if (reply.status < 300) {
         this.paidAnswers.push({
@@ -248,6 +258,17 @@ export class World {
       }
       return;
     }
+  }
+
+  /** Notes the key of the cart's attempt if the shop recorded it failed with nothing sent. */
+  async #toldNotSent(cart: number): Promise<void> {
+    const stored = await this.stores[0].findByReference(this.data.referenceOf(this.carts[cart]!));
+    const pending = stored?.pendingAuthorization;
+    if (stored?.status !== "failed" || stored.reason !== "SERVICE_UNAVAILABLE" || pending === undefined)
+      return;
+    if ((pending.sends ?? 1) !== pending.undelivered) return;
+    tally.notSentFailed++;
+    this.notSentKeys.add(pending.idempotencyKey);
   }
 
   #newPress(cart: number, operation: Operation, style: SequenceStyle, comesBack: boolean): Press {

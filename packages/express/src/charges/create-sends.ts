@@ -1,0 +1,117 @@
+import {
+  type AuthorizationRequest,
+  DEFAULT_PATHS,
+  OutcomeUnknownError,
+  PurchaseAuthError,
+  validateAuthorizationRequest,
+} from "@purchase-auth/core";
+import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
+
+// The sends of a charge's create call, counted on its write-ahead record as a merchant write's are
+// on its log entry (operation-log.ts): each send is counted in the stored change made before it
+// goes out, and each that core reports as not delivered is counted too. While every counted send
+// is one that did nothing, nothing can have been charged: the attempt fails, in the same stored
+// change that counts the last of them, so "nothing happened, try again" is true, the reconciler
+// never sends it, and the shopper's retry is a new attempt.
+
+/** The reason stored on a charge whose create call never reached the service (the service's own). */
+export const NOT_DELIVERED_REASON = "SERVICE_UNAVAILABLE";
+
+/**
+ * News of the current attempt's create call: a resend is about to go out (`create_sending`,
+ * counted before it is sent), or a send ended without reaching the service (`create_not_delivered`).
+ * Both apply only to the attempt they name while it is pending without an answer.
+ */
+export type CreateSendNews =
+  | { kind: "create_sending"; attempt: number }
+  | { kind: "create_not_delivered"; attempt: number };
+
+/**
+ * True while a send of the attempt may have reached the service: some send began (counted before it
+ * went out, so a crash mid-send counts) that core did not report as not delivered. A record stored
+ * before sends were counted is taken to have reached it (one send, none undelivered).
+ */
+export function mayHaveReached(pending: PendingAuthorization): boolean {
+  return (pending.sends ?? 1) > (pending.undelivered ?? 0);
+}
+
+/** For a send the record has just counted: whether an earlier send may have reached the service. */
+export function mayHaveReachedBefore(pending: PendingAuthorization): boolean {
+  return (pending.sends ?? 1) - 1 > (pending.undelivered ?? 0);
+}
+
+/**
+ * Applies `news` to `next` (a copy of the stored charge, changed in place): one more send, or one
+ * more that did nothing, and then, when no counted send may have reached the service, `failed`.
+ */
+export function recordCreateSend(next: ChargeRecord, news: CreateSendNews): void {
+  const pending = next.pendingAuthorization;
+  if (next.status !== "pending" || next.authorizationId !== undefined || pending === undefined) return;
+  const sends = pending.sends ?? 1;
+  if (news.kind === "create_sending") {
+    next.pendingAuthorization = { ...pending, sends: sends + 1 };
+    return;
+  }
+  // Never more than were counted: a report can only be about a counted send.
+  const undelivered = Math.min(sends, (pending.undelivered ?? 0) + 1);
+  next.pendingAuthorization = { ...pending, sends, undelivered };
+  if (!mayHaveReached(next.pendingAuthorization)) {
+    next.status = "failed";
+    next.reason = NOT_DELIVERED_REASON;
+  }
+}
+
+/**
+ * True when `next` counts the same sends as `current`. A record that drops its create call (its
+ * authorization succeeded) changes nothing by that alone: a settled record an older release
+ * stored with its details is not written again for it.
+ */
+export function sameSendCounts(
+  current: PendingAuthorization | undefined,
+  next: PendingAuthorization | undefined,
+): boolean {
+  if (next === undefined || current === next) return true;
+  return current?.sends === next.sends && current?.undelivered === next.undelivered;
+}
+
+/**
+ * Core's outcome `not_sent` or `refused` for a create call, other than the service's definite
+ * answers that end the attempt anyway (a decline, an unknown token, a refused request: the caller
+ * checks those first) and the key's window: this send did nothing. `not_sent`: the token endpoint
+ * or the service unreachable before anything went out, a send aborted before it began; `refused`:
+ * 429 on every try, a 401 or 403, an answer core does not understand.
+ */
+export function wasNotDelivered(error: unknown): boolean {
+  return PurchaseAuthError.isInstance(error) && error.outcome !== "unknown";
+}
+
+/**
+ * The error for a send that did nothing while another send of the same key may have reached the
+ * service (another instance's, the reconciler's, or an earlier one): the charge stays pending for
+ * that key, so never "nothing was charged". Answered 503 `payment-confirming`; `router.charge()`
+ * callers see core's OutcomeUnknownError (retry: same-key). Its `write` names the default path.
+ */
+export function stillConfirming(pending: PendingAuthorization, cause: unknown): OutcomeUnknownError {
+  return new OutcomeUnknownError(
+    "Create authorization: this send did not reach the service, but another send of the same idempotency key may have; the charge stays pending: repeat with the same key (the reconciler does)",
+    {
+      cause,
+      write: {
+        operation: "authorizations.create",
+        method: "POST",
+        path: DEFAULT_PATHS.authorizations,
+        body: wireBody(pending.request),
+        idempotencyKey: pending.idempotencyKey,
+        firstSentAt: pending.firstSentAt,
+      },
+    },
+  );
+}
+
+function wireBody(request: AuthorizationRequest): string | undefined {
+  try {
+    return JSON.stringify(validateAuthorizationRequest(request));
+  } catch {
+    return undefined;
+  }
+}
