@@ -262,6 +262,35 @@ describe("orders", () => {
     ]);
     for (const error of errors) expect(ValidationError.isInstance(error)).toBe(true);
     expect((errors[2] as ValidationError).issues[0]).toMatchObject({ path: "options", rule: "type" });
+    const resent = await (
+      shop.client as unknown as { resendUnknownWrite(w: unknown, o: unknown): Promise<unknown> }
+    )
+      .resendUnknownWrite(
+        {
+          operation: "orders.cancel",
+          method: "POST",
+          path: `/manage/orders/${orderId}/cancel`,
+          body: "{}",
+          idempotencyKey: orderId,
+          firstSentAt: new Date().toISOString(),
+        },
+        null,
+      )
+      .catch((error: unknown) => error);
+    expect((resent as ValidationError).issues?.[0]).toMatchObject({ path: "options", rule: "type" });
+    expect(sandbox.stats().requests).toBe(before);
+  });
+
+  it("refuses a firstSentAt without the key it was first sent with, before sending", async () => {
+    const shop = openShop(sandbox);
+    const before = sandbox.stats().requests;
+    const error = await shop.client.authorizations
+      .create(validRequest({ customerToken: shop.customerToken }), { firstSentAt: new Date() })
+      .catch((caught: unknown) => caught);
+    expect((error as ValidationError).issues?.[0]).toMatchObject({
+      path: "idempotencyKey",
+      rule: "required",
+    });
     expect(sandbox.stats().requests).toBe(before);
   });
 });

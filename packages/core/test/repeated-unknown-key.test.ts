@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { UnansweredKeys } from "../src/http/unanswered-keys.js";
+import { KeyMemory } from "../src/http/key-memory.js";
 import { DEFAULT_PATHS, IdempotencyWindowPassedError, OutcomeUnknownError, outcomeOf } from "../src/index.js";
 import { validRequest } from "./fixtures.js";
 import { openShop, type SandboxServer, type Shop, startSandbox } from "./sandbox-fixture.js";
@@ -79,9 +79,9 @@ describe("a write repeated with the key of an unknown outcome, in the same clien
   });
 });
 
-describe("UnansweredKeys", () => {
+describe("KeyMemory", () => {
   it("keeps at most its bound, forgetting the oldest first", () => {
-    const keys = new UnansweredKeys(2);
+    const keys = new KeyMemory(2);
     const at = new Date(0);
     keys.remember("a", at);
     keys.remember("b", at);
@@ -94,6 +94,19 @@ describe("UnansweredKeys", () => {
     ]);
     keys.forget("a");
     expect(keys.firstSentAt("a")).toBeUndefined();
+  });
+
+  it("counts the calls running with a key", () => {
+    const keys = new KeyMemory();
+    keys.start("k");
+    expect(keys.runningElsewhere("k")).toBe(false);
+    keys.start("k");
+    expect(keys.runningElsewhere("k")).toBe(true);
+    keys.finish("k");
+    expect(keys.runningElsewhere("k")).toBe(false);
+    keys.finish("k");
+    keys.start("k");
+    expect(keys.runningElsewhere("k")).toBe(false); // none left over from the calls that finished
   });
 });
 

@@ -113,11 +113,15 @@ export function definiteOutcome(
   if (IdempotencyError.isInstance(error) && error.reason === "IDEMPOTENCY_RESPONSE_EXPIRED") {
     return windowPassed(call, state.firstSentAt ?? new Date(nowMs), error);
   }
-  const aboutTheKey = fromService && error.name !== "UnexpectedResponseError";
-  if (isUncertainWrite(call, state) && !aboutTheKey) {
+  if (isUncertainWrite(call, state) && !isAboutTheKey(error, fromService)) {
     return unknownOutcome(call, state, `then HTTP ${error.status}`, error, nowMs);
   }
   return error;
+}
+
+/** The service's own definite answer, which it stores under the key: it is about the key. */
+export function isAboutTheKey(error: PurchaseAuthError, fromService: boolean): boolean {
+  return fromService && error.name !== "UnexpectedResponseError";
 }
 
 /** A refusal that says nothing about the key (a 401, a token endpoint refusing our credentials). */

@@ -23,13 +23,14 @@ import {
   definiteOutcome,
   firstSentInFuture,
   gaveUpOutcome,
+  isAboutTheKey,
   refusalOutcome,
   unknownOutcome,
   windowPassed,
 } from "./call-outcome.js";
+import { KeyMemory } from "./key-memory.js";
 import { secretFreeCause } from "./secret-free-cause.js";
 import { type HttpResponse, headerValue, isStaleSocketReset, sendOnce } from "./transport.js";
-import { UnansweredKeys } from "./unanswered-keys.js";
 
 /** One logical call: what to send and how to describe it in errors and logs. */
 export interface Call extends CallDescription {
@@ -55,7 +56,11 @@ const MAX_TARGETS = 64;
 
 /** Thrown out of an attempt to end the call with this error. */
 class EndCall {
-  constructor(readonly error: PurchaseAuthError) {}
+  /** `aboutTheKey`: the service's own definite answer about the call's key, stored under it. */
+  constructor(
+    readonly error: PurchaseAuthError,
+    readonly aboutTheKey = false,
+  ) {}
 }
 
 /**
@@ -73,7 +78,7 @@ export class Executor {
   readonly #now: () => number;
   readonly #targets = new Map<string, Target>();
   readonly #headerSets: ReadonlyArray<Record<string, string>>;
-  readonly #unanswered = new UnansweredKeys();
+  readonly #keys = new KeyMemory();
   /** The last token sent and its header value, so each call does not build the string again. */
   #bearerOf: AccessToken | undefined;
   #bearer = "";
@@ -102,13 +107,16 @@ export class Executor {
     }
     // A key sent before (the caller says so, or its last call here ended unknown) may have taken
     // effect already: this call can make its outcome definite, never "not sent".
-    const firstSentAt = earliest(call.firstSentAt, this.#unansweredSentAt(call));
+    const firstSentAt = earliest(call.firstSentAt, this.#rememberedSentAt(call));
     const state: CallState = { firstSentAt, mayHaveTakenEffect: firstSentAt !== undefined };
     this.#checkFirstSentAt(call, now());
     const { deadlineMs, timeoutMs, maxRetries, logger } = this.#options;
     const target = this.#target(call.path);
     const callDeadlineMs = call.deadlineMs === undefined ? deadlineMs : Math.min(deadlineMs, call.deadlineMs);
     const deadline = performance.now() + callDeadlineMs;
+    // Writes with a key are counted while they run: see #ended.
+    const key = call.write === undefined ? undefined : call.idempotencyKey;
+    if (key !== undefined) this.#keys.start(key);
 
     let retries = 0;
     let refreshedAfter401 = false;
@@ -178,10 +186,12 @@ export class Executor {
           const verdict = classifyAnswer(response, call);
           switch (verdict.kind) {
             case "done":
-              if (call.idempotencyKey !== undefined) this.#unanswered.forget(call.idempotencyKey);
+              if (call.idempotencyKey !== undefined) this.#keys.forget(call.idempotencyKey);
               return response;
-            case "definite":
-              throw new EndCall(definiteOutcome(call, state, verdict.error, verdict.fromService, now()));
+            case "definite": {
+              const error = definiteOutcome(call, state, verdict.error, verdict.fromService, now());
+              throw new EndCall(error, error === verdict.error && isAboutTheKey(error, verdict.fromService));
+            }
             case "unauthorized": {
               // The service checks the bearer before the key: a 401 says nothing about earlier attempts.
               const refusal = () => refusalOutcome(call, state, verdict.error, "then HTTP 401", now());
@@ -224,12 +234,15 @@ export class Executor {
         await sleep(delay, call.signal).catch(() => undefined); // an abort is seen by mayStart
       }
     } catch (error) {
-      if (error instanceof EndCall) throw this.#ended(call, state, error.error);
+      if (error instanceof EndCall) throw this.#ended(call, state, error.error, error.aboutTheKey, now());
       // Not ours (a bug somewhere below): a write that may have taken effect still says so.
       if (call.write !== undefined && state.mayHaveTakenEffect && call.idempotencyKey !== undefined) {
-        throw this.#ended(call, state, unknownOutcome(call, state, "then an unexpected error", error, now()));
+        const unknown = unknownOutcome(call, state, "then an unexpected error", error, now());
+        throw this.#ended(call, state, unknown, false, now());
       }
       throw error;
+    } finally {
+      if (key !== undefined) this.#keys.finish(key);
     }
   }
 
@@ -288,21 +301,38 @@ export class Executor {
   }
 
   /** When the call's key was first sent, if its last call in this client ended unknown. */
-  #unansweredSentAt(call: Call): Date | undefined {
+  #rememberedSentAt(call: Call): Date | undefined {
     const key = call.idempotencyKey;
-    return call.write === undefined || key === undefined ? undefined : this.#unanswered.firstSentAt(key);
+    return call.write === undefined || key === undefined ? undefined : this.#keys.firstSentAt(key);
   }
 
-  /** The error a write ended with, its key remembered while its outcome stays unknown. */
-  #ended(call: Call, state: CallState, error: PurchaseAuthError): PurchaseAuthError {
+  /**
+   * The error a write ended with. An unknown outcome's key is remembered; only the service's own
+   * answer about the key (or a success) forgets it. Any other end (not sent, 429s, a refused token)
+   * speaks for this call alone: while another call with the key runs, or ended unknown meanwhile,
+   * the key's outcome is unknown, and so is this call's.
+   */
+  #ended(
+    call: Call,
+    state: CallState,
+    error: PurchaseAuthError,
+    aboutTheKey: boolean,
+    nowMs: number,
+  ): PurchaseAuthError {
     const key = call.idempotencyKey;
     if (call.write === undefined || key === undefined) return error;
-    if (error.outcome === "unknown" && state.firstSentAt !== undefined) {
-      this.#unanswered.remember(key, state.firstSentAt);
-    } else {
-      this.#unanswered.forget(key);
+    if (error.outcome === "unknown") {
+      if (state.firstSentAt !== undefined) this.#keys.remember(key, state.firstSentAt);
+      return error;
     }
-    return error;
+    if (aboutTheKey) {
+      this.#keys.forget(key);
+      return error;
+    }
+    const sentAt = this.#keys.firstSentAt(key);
+    if (sentAt === undefined && !this.#keys.runningElsewhere(key)) return error;
+    const sentElsewhere = { firstSentAt: sentAt ?? state.firstSentAt, mayHaveTakenEffect: true };
+    return unknownOutcome(call, sentElsewhere, "by another call with this key", error, nowMs);
   }
 
   /**

@@ -36,7 +36,10 @@ export interface WriteOptions extends RequestOptions {
   firstSentAt?: Date;
 }
 
-/** The `firstSentAt` of the options, checked to be a valid Date before any network call. */
+/**
+ * The `firstSentAt` of the options, checked before any network call: a valid Date, given with the
+ * idempotency key it was first sent with (with a key generated now it would describe no send).
+ */
 export function resolveFirstSentAt(options: WriteOptions | undefined): { firstSentAt?: Date } {
   const value = options?.firstSentAt;
   if (value === undefined) return {};
@@ -45,7 +48,23 @@ export function resolveFirstSentAt(options: WriteOptions | undefined): { firstSe
       { path: "firstSentAt", rule: "type", message: "firstSentAt must be a valid Date" },
     ]);
   }
+  if (options?.idempotencyKey === undefined) {
+    throw new ValidationError([
+      {
+        path: "idempotencyKey",
+        rule: "required",
+        message: "idempotencyKey is required with firstSentAt: the key that was first sent then",
+      },
+    ]);
+  }
   return { firstSentAt: value };
+}
+
+/** Per-call options must be an object when given (JavaScript callers can pass anything). */
+export function checkOptionsObject(options: unknown): void {
+  if (typeof options !== "object" || options === null) {
+    throw new ValidationError([{ path: "options", rule: "type", message: "options must be an object" }]);
+  }
 }
 
 /** A call's `deadlineMs`: at most what the client's own `deadlineMs` may be. */
@@ -60,9 +79,7 @@ export function callLimits(options: RequestOptions | undefined): {
   deadlineMs?: number;
 } {
   if (options === undefined) return {};
-  if (typeof options !== "object" || options === null) {
-    throw new ValidationError([{ path: "options", rule: "type", message: "options must be an object" }]);
-  }
+  checkOptionsObject(options);
   const { signal, deadlineMs } = options;
   if (deadlineMs === undefined) return signal === undefined ? {} : { signal };
   const checked = parseOrThrow(deadlineMsSchema, deadlineMs, "deadlineMs");

@@ -5,7 +5,13 @@ import { guidSchema } from "../schemas/common.js";
 import { parseOrThrow } from "../validation/parse.js";
 import { acceptsCreated, type CreateAuthorizationResult, createdResult } from "./authorizations.js";
 import type { OrderWriteResult } from "./orders.js";
-import { bodyMatches, callLimits, parseSuccessBody, type RequestOptions } from "./request-options.js";
+import {
+  bodyMatches,
+  callLimits,
+  checkOptionsObject,
+  parseSuccessBody,
+  type RequestOptions,
+} from "./request-options.js";
 
 // Resolving a write whose outcome was unknown: the exact request again, with its key, while the
 // service still answers that key. Works from a stored record, in another process, after a restart.
@@ -56,6 +62,7 @@ export async function resendUnknownWrite(
   options: ResendOptions = {},
 ): Promise<ResendResult> {
   const checked = parseOrThrow(unknownWriteSchema, write, "write");
+  checkOptionsObject(options);
   const now = options.now;
   if (now !== undefined && (!(now instanceof Date) || Number.isNaN(now.getTime()))) {
     throw new ValidationError([{ path: "now", rule: "type", message: "now must be a valid Date" }]);
