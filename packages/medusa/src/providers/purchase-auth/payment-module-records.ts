@@ -15,6 +15,7 @@ import {
   releaseClaim,
   replaceSessionDataIfUnchanged,
   sessionRowAnyState,
+  strandedCheckoutData,
 } from "./session-sql";
 
 /** How long a merge waits for the reconcile job to finish resending a session, and how often it looks. */
@@ -195,6 +196,11 @@ export class PaymentModuleRecords {
   /** The live payment Medusa recorded for the session, if any (see livePaymentOfSession). */
   async livePaymentOfSession(sessionId: string): Promise<{ id: string; orderId: string | null } | undefined> {
     return await livePaymentOfSession(this.#pg(), sessionId);
+  }
+
+  /** The data of a checkout's session no cart can complete on (see strandedCheckoutData). */
+  async strandedCheckoutData(sessionId: string): Promise<Record<string, unknown> | undefined> {
+    return await strandedCheckoutData(this.#pg(), sessionId);
   }
 
   #pg(): Knex {

@@ -305,3 +305,34 @@ export async function replaceSessionDataIfUnchanged(
   );
   return rows.length > 0;
 }
+
+/**
+ * The stored data of session `sessionId` when it is a checkout's session no cart can complete on:
+ * Medusa's status `error` (an unknown outcome; Medusa completes a cart only on a pending, authorized
+ * or captured session), its payment collection a cart's, no payment recorded for it. Undefined
+ * otherwise. A late success for such a session is money nothing in Medusa would ever capture.
+ */
+export async function strandedCheckoutData(
+  knex: Knex,
+  sessionId: string,
+): Promise<Record<string, unknown> | undefined> {
+  const { rows } = await knex.raw(
+    `select s.data, s.payment_collection_id from payment_session s
+     where s.id = ? and s.deleted_at is null and s.status = 'error'
+       and not exists (select 1 from payment p where p.payment_session_id = s.id and p.deleted_at is null)`,
+    [sessionId],
+  );
+  const row = rows[0] as { data: Record<string, unknown> | null; payment_collection_id: string } | undefined;
+  if (!row) return undefined;
+  // The cart link's table exists wherever carts do (not with the payment module alone).
+  const { rows: links } = await knex.raw(
+    `select to_regclass('cart_payment_collection') is not null as carts`,
+    [],
+  );
+  if (!(links[0] as { carts: boolean } | undefined)?.carts) return undefined;
+  const { rows: cart } = await knex.raw(
+    `select 1 from cart_payment_collection where payment_collection_id = ? and deleted_at is null limit 1`,
+    [row.payment_collection_id],
+  );
+  return cart.length > 0 ? (row.data ?? {}) : undefined;
+}

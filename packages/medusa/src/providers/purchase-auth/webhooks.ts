@@ -6,7 +6,7 @@ import { releaseAll } from "./order-operations";
 import { answeredReview } from "./outcome-overdue";
 import type { ProviderContext } from "./provider-context";
 import { dataWithOrder } from "./provider-context";
-import { isReleasing, type PurchaseAuthData } from "./session-data";
+import { isReleasing, type PurchaseAuthData, readData, writeData } from "./session-data";
 import { heldByJob } from "./session-sql";
 import { rawBodyOf } from "./webhook-body";
 import { mapWebhookEvent } from "./webhook-mapping";
@@ -79,6 +79,15 @@ export async function webhookActionAndData(
       return { action: PaymentActions.NOT_SUPPORTED };
     }
   }
+  if (
+    event.type === "authorization.succeeded" &&
+    outcome.action === PaymentActions.AUTHORIZED &&
+    current?.state === "unknown" &&
+    !heldByJob(current)
+  ) {
+    const stranded = await context.records.strandedCheckoutData(outcome.sessionId);
+    if (stranded) return await releaseStranded(context, event, outcome.sessionId, current, stranded);
+  }
   if (outcome.update) {
     // A session flagged OUTCOME_OVERDUE moves on like any other: the flag only asked for this news.
     // One locked merge: what is returned is decided from the data written, not from the read above.
@@ -118,6 +127,7 @@ async function finishReleasing(
   context: ProviderContext,
   sessionId: string,
   current: PurchaseAuthData,
+  cause = "by the reconcile job (the answer was lost)",
 ): Promise<WebhookActionResult> {
   if (heldByJob(current)) {
     context.logger?.info(
@@ -141,14 +151,58 @@ async function finishReleasing(
       review_reason: null,
     });
     context.logger?.warn(
-      `purchase-auth: payment session ${sessionId} was being released by the reconcile job (the answer was lost); the service's order ${data.order_id} is released (${data.service_status}), Medusa records no payment for it`,
+      `purchase-auth: payment session ${sessionId} was being released ${cause}; the service's order ${data.order_id} is released (${data.service_status}), Medusa records no payment for it`,
     );
   } catch (error) {
     context.logger?.warn(
-      `purchase-auth: payment session ${sessionId} is being released (the reconcile job's answer was lost) and repeating the release failed (${(error as Error).message}); the reconcile job repeats it, Medusa records no payment for it`,
+      `purchase-auth: payment session ${sessionId} is being released ${cause} and the release failed (${(error as Error).message}); the reconcile job repeats it, Medusa records no payment for it`,
     );
   }
   return { action: PaymentActions.NOT_SUPPORTED };
+}
+
+/**
+ * A success (Manual capture) for a checkout's session whose outcome was unknown and that Medusa left
+ * in status `error`: its cart cannot complete on it (Medusa's payment workflow only completes the
+ * cart, and the cart's validation refuses an `error` session), so no payment would ever be recorded
+ * and the hold would stay until it expires at the service. Authorizing the session's data would
+ * only hide it from the reconcile job. It is released instead, as the job releases what its resend
+ * finds: first marked releasing (one write, only while the session is as read and nobody holds a
+ * resend claim; else this throws and the event bus, or the job's resend, settles it), then the
+ * order cancelled with the session's release keys, and the session recorded canceled. Should the
+ * release fail, the session stays releasing and the job's next run repeats it. Auto capture is not
+ * concerned: Medusa's workflow records the payment of a `captured` success and completes the cart.
+ */
+async function releaseStranded(
+  context: ProviderContext,
+  event: Extract<WebhookEvent, { type: "authorization.succeeded" }>,
+  sessionId: string,
+  current: PurchaseAuthData,
+  stored: Record<string, unknown>,
+): Promise<WebhookActionResult> {
+  const releasing: PurchaseAuthData = {
+    ...readData(stored),
+    authorization_id: event.data.authorizationId,
+    order_id: current.order_id ?? event.data.orderId,
+    release_started_at: new Date().toISOString(),
+    release_key_base: sessionId,
+    resend_claimed_at: null,
+    resend_claimed_by: null,
+  };
+  if (
+    releasing.state !== "unknown" ||
+    !(await context.records.replaceDataIfUnchangedAndUnclaimed(sessionId, stored, writeData(releasing)))
+  ) {
+    throw new Error(
+      `purchase-auth: payment session ${sessionId} changed while its late authorization.succeeded was handled (a checkout, the reconcile job or a delete is settling it); try again`,
+    );
+  }
+  return await finishReleasing(
+    context,
+    sessionId,
+    releasing,
+    `after authorization ${event.data.authorizationId} succeeded late (its outcome was unknown and the cart cannot complete on the session)`,
+  );
 }
 
 /**

@@ -1,0 +1,152 @@
+import type { MedusaContainer } from "@medusajs/framework/types";
+import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
+import { reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
+import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PURCHASE_AUTH_PROVIDER_ID, seedStore } from "../src/scripts/seed-store";
+import {
+  cartWithCollection,
+  customerWithToken,
+  expectMedusaMatchesService,
+  type Shop,
+} from "./support/checkout";
+import { startSandboxForMedusa } from "./support/sandbox-env";
+import { type Api, eventually, loginAdmin } from "./support/store-api";
+
+// A checkout whose authorization answer is lost (Manual capture): the session is left in Medusa's
+// status `error` with `state: "unknown"`, and the cart does not complete. The service did authorize,
+// and its `authorization.succeeded` webhook arrives (the sandbox sends it for synchronous successes
+// too). Medusa's payment workflow cannot complete a cart on an `error` session, so nothing in Medusa
+// will ever capture that hold: it must be released, whoever gets there first (the webhook, the job).
+
+const WEBHOOK_SECRET = "whsec-unknown-late-success";
+let sandbox: SandboxServer;
+let merchant: MerchantCredentials;
+
+beforeAll(async () => {
+  // medusa-config.ts reads the merchant's credentials when Medusa's runner loads it (after this hook).
+  ({ sandbox, merchant } = await startSandboxForMedusa(WEBHOOK_SECRET));
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+interface SessionRow {
+  id: string;
+  status: string;
+  data: Record<string, unknown>;
+}
+
+medusaIntegrationTestRunner({
+  dbName: "purchase-auth-medusa-unknown-late-success",
+  cwd: process.cwd(),
+  testSuite: ({ api: untypedApi, getContainer }) => {
+    const api = untypedApi as unknown as Api & { defaults: { baseURL: string } };
+    let shop: Shop;
+
+    beforeAll(async () => {
+      const container = getContainer() as MedusaContainer;
+      const store = await seedStore(container);
+      const admin = await loginAdmin(api, container);
+      sandbox.setWebhooks({
+        merchantId: merchant.merchantId,
+        urls: [`${api.defaults.baseURL}/hooks/payment/purchase-auth_purchase-auth`],
+        secrets: [WEBHOOK_SECRET],
+      });
+      shop = {
+        api,
+        sandbox,
+        merchantId: merchant.merchantId,
+        admin,
+        publishableKey: store.publishableKey,
+        regionId: store.regionId,
+        variantId: store.variantId,
+        shippingOptionId: store.shippingOptionId,
+      };
+    });
+
+    const charged = (customerToken: string) =>
+      sandbox.authorizations({ merchantId: merchant.merchantId, customerToken });
+    const serviceOrder = (orderId: unknown) => sandbox.orders().find((o) => o.orderId === orderId);
+
+    async function sessionsOf(collectionId: string): Promise<SessionRow[]> {
+      const knex = (getContainer() as MedusaContainer).resolve(
+        ContainerRegistrationKeys.PG_CONNECTION,
+      ) as unknown as {
+        raw(sql: string, bindings: unknown[]): Promise<{ rows: SessionRow[] }>;
+      };
+      const { rows } = await knex.raw(
+        "select id, status, data from payment_session where payment_collection_id = ? and deleted_at is null order by id",
+        [collectionId],
+      );
+      return rows;
+    }
+
+    async function initiate(collectionId: string, headers: Record<string, string>) {
+      return await api.post(
+        `/store/payment-collections/${collectionId}/payment-sessions`,
+        { provider_id: PURCHASE_AUTH_PROVIDER_ID, data: {} },
+        { headers, validateStatus: () => true },
+      );
+    }
+
+    async function complete(cartId: string, headers: Record<string, string>) {
+      return await api.post<{ type: string; order?: { id: string } }>(
+        `/store/carts/${cartId}/complete`,
+        {},
+        { headers, validateStatus: () => true },
+      );
+    }
+
+    describe("a late success after an unknown checkout outcome (Manual capture)", () => {
+      it("is released, not left held with no payment and no order", async () => {
+        const customer = await customerWithToken(shop, "late-success@example.com");
+        const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
+        expect((await initiate(collectionId, customer.headers)).status).toBe(200);
+        sandbox.injectFault({
+          kind: "drop_after_commit",
+          match: { method: "POST", path: "/purchase/authorizations" },
+          count: null,
+        });
+        let failed: Awaited<ReturnType<typeof complete>>;
+        try {
+          failed = await complete(cartId, customer.headers);
+        } finally {
+          sandbox.clearFaults();
+        }
+        expect(failed.data.type).not.toBe("order");
+        const [held] = charged(customer.customerToken);
+        expect(held?.status).toBe("Succeeded"); // the service did authorize; Medusa does not know
+
+        // The service's authorization.succeeded reaches Medusa (after its webhook_delay).
+        await sandbox.settle();
+        const [session] = await eventually(async () => {
+          const rows = await sessionsOf(collectionId);
+          return rows[0] && rows[0].data.state !== "unknown" ? rows : undefined;
+        });
+        expect(session!.status).toBe("error"); // Medusa's cart cannot complete on it
+
+        // Whoever settles it (the webhook itself, or the reconcile job), the hold is released.
+        await reconcileUnknownOutcomes(getContainer() as MedusaContainer);
+        expect(serviceOrder(held!.orderId)).toMatchObject({
+          status: "Cancelled",
+          capturedAmount: "0.00",
+          cancelledAmount: "79.60",
+        });
+        const [after] = await sessionsOf(collectionId);
+        expect(after!.data).toMatchObject({ state: "canceled", order_id: held!.orderId });
+
+        // The storefront re-initiates (the settled session is deleted, nothing sent) and pays anew.
+        expect((await initiate(collectionId, customer.headers)).status).toBe(200);
+        const completed = await complete(cartId, customer.headers);
+        expect(completed.data.type).toBe("order");
+        expect(charged(customer.customerToken)).toHaveLength(2);
+        expect(serviceOrder(held!.orderId)?.status).toBe("Cancelled");
+        const { compared } = await expectMedusaMatchesService(shop, completed.data.order!.id);
+        expect(compared.map((o) => o.status)).toEqual(["NotActivated"]);
+      });
+    });
+  },
+});
