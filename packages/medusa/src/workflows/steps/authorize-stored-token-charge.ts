@@ -51,15 +51,26 @@ export const authorizeStoredTokenChargeStep = createStep(
     if (session.payment) {
       const captures = session.payment.captures ?? [];
       if (captures.length > 0) {
-        // As Medusa's authorizePaymentSessionForOrderWorkflow records an auto-capture on the order.
-        const transactions: CreateOrderTransactionDTO[] = captures.map((capture) => ({
-          order_id: plan.order_id,
-          amount: capture.amount as BigNumberInput,
-          currency_code: session.currency_code,
-          reference: "capture",
-          reference_id: capture.id,
-        }));
-        await container.resolve(Modules.ORDER).addOrderTransactions(transactions);
+        // As Medusa's authorizePaymentSessionForOrderWorkflow records an auto-capture on the order,
+        // and, as its addOrderTransactionStep, only captures the order has no transaction for yet:
+        // the webhook's payment workflow (capturePaymentWorkflow) may have recorded them already,
+        // while this run's authorization was in flight or between the prepare step and this one.
+        const orders = container.resolve(Modules.ORDER);
+        const existing = await orders.listOrderTransactions(
+          { order_id: plan.order_id, reference: "capture", reference_id: captures.map((c) => c.id) },
+          { select: ["reference_id"] },
+        );
+        const recorded = new Set(existing.map((transaction) => transaction.reference_id));
+        const transactions: CreateOrderTransactionDTO[] = captures
+          .filter((capture) => !recorded.has(capture.id))
+          .map((capture) => ({
+            order_id: plan.order_id,
+            amount: capture.amount as BigNumberInput,
+            currency_code: session.currency_code,
+            reference: "capture",
+            reference_id: capture.id,
+          }));
+        if (transactions.length > 0) await orders.addOrderTransactions(transactions);
       }
       const status = captures.length > 0 || data.state === "captured" ? "captured" : "authorized";
       return new StepResponse({
