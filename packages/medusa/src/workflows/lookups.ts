@@ -138,3 +138,12 @@ export async function orderOfPaymentCollection(
   );
   return (rows[0]?.order_id as string | undefined) ?? undefined;
 }
+
+/** True when Medusa's order `orderId` is canceled (read from the order module's table). */
+export async function orderIsCanceled(container: MedusaContainer, orderId: string): Promise<boolean> {
+  const { rows } = await knexOf(container).raw(
+    `select 1 from "order" where id = ? and status = 'canceled' and deleted_at is null limit 1`,
+    [orderId],
+  );
+  return rows.length > 0;
+}

@@ -3,7 +3,13 @@ import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { isReleasing, readData } from "../providers/purchase-auth/session-data";
 import { releaseCanceledOrderPayments } from "./canceled-orders";
 import { chargeStoredTokenWorkflow } from "./charge-stored-token";
-import { orderOfPaymentCollection, reconcilableSessionsInState, SESSION_PAGE_SIZE } from "./lookups";
+import {
+  orderIsCanceled,
+  orderOfPaymentCollection,
+  reconcilableSessionsInState,
+  SESSION_PAGE_SIZE,
+  type SessionRow,
+} from "./lookups";
 import { flagOverdueOutcomes } from "./outcome-overdue";
 import { resolveOne } from "./resolve-unknown-session";
 
@@ -57,7 +63,15 @@ export async function reconcileUnknownOutcomes(
       const orderId = releasing
         ? undefined
         : await orderOfPaymentCollection(container, session.payment_collection_id);
-      if (orderId !== undefined && (await chargedForOrder(container, orderId, session.id, report))) continue;
+      // A canceled order is not charged (the workflow refuses it): its session is settled like a
+      // checkout's, whatever the service did released, so no money is held for a canceled order.
+      if (
+        orderId !== undefined &&
+        !(await orderIsCanceled(container, orderId)) &&
+        (await chargedForOrder(container, orderId, session, report))
+      ) {
+        continue;
+      }
       await resolveOne(container, session, now, report);
     } catch (error) {
       // One session's failure (a statement, the network) must not keep the others waiting.
@@ -81,12 +95,17 @@ export async function reconcileUnknownOutcomes(
 async function chargedForOrder(
   container: MedusaContainer,
   orderId: string,
-  sessionId: string,
+  session: SessionRow,
   report: ReconcileReport,
 ): Promise<boolean> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
+  const sessionId = session.id;
   try {
-    const { result } = await chargeStoredTokenWorkflow(container).run({ input: { order_id: orderId } });
+    // The session's own provider: with several purchase-auth providers configured the workflow
+    // cannot guess one (and the session's key is that provider's).
+    const { result } = await chargeStoredTokenWorkflow(container).run({
+      input: { order_id: orderId, provider_id: session.provider_id },
+    });
     if (result.payment_session_id !== sessionId) return false;
     if (result.status !== "unknown") report.resolved.push(sessionId);
     else if (result.retry === "no") {
