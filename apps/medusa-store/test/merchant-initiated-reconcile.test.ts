@@ -10,11 +10,12 @@ import {
 } from "@purchase-auth/medusa/workflows";
 import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PURCHASE_AUTH_PROVIDER_ID, type SeededStore, seedStore } from "../src/scripts/seed-store";
+import { PURCHASE_AUTH_PROVIDER_ID, type SeededStore } from "../src/scripts/seed-store";
 import { expectMedusaMatchesService, orderWithPayments, type Shop } from "./support/checkout";
+import { openShop, webhookUrlOf } from "./support/open-shop";
 import { serverOrder as makeServerOrder } from "./support/orders";
 import { startSandboxForMedusa } from "./support/sandbox-env";
-import { type Api, eventually, loginAdmin, registerCustomer } from "./support/store-api";
+import { type Api, eventually, registerCustomer } from "./support/store-api";
 
 // Merchant-initiated charges (chargeStoredTokenWorkflow) with Auto capture and two purchase-auth
 // providers configured, on the whole application, real PostgreSQL and the sandbox over HTTP: an
@@ -64,20 +65,8 @@ medusaIntegrationTestRunner({
     const container = () => getContainer() as MedusaContainer;
 
     beforeAll(async () => {
-      store = await seedStore(container());
-      const admin = await loginAdmin(api, container());
-      webhookUrl = `${api.defaults.baseURL}/hooks/payment/purchase-auth_purchase-auth`;
-      sandbox.setWebhooks({ merchantId: merchant.merchantId, urls: [webhookUrl], secrets: [WEBHOOK_SECRET] });
-      shop = {
-        api,
-        sandbox,
-        merchantId: merchant.merchantId,
-        admin,
-        publishableKey: store.publishableKey,
-        regionId: store.regionId,
-        variantId: store.variantId,
-        shippingOptionId: store.shippingOptionId,
-      };
+      ({ shop, store } = await openShop(api, container(), sandbox, merchant, WEBHOOK_SECRET));
+      webhookUrl = webhookUrlOf(api);
     });
 
     const authorizationsOf = (customerToken: string) =>

@@ -2,7 +2,7 @@ import type { MedusaContainer } from "@medusajs/framework/types";
 import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
 import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PURCHASE_AUTH_PROVIDER_ID, seedStore } from "../src/scripts/seed-store";
+import { PURCHASE_AUTH_PROVIDER_ID } from "../src/scripts/seed-store";
 import {
   cartWithCollection,
   customerWithToken,
@@ -12,8 +12,9 @@ import {
   orderWithPayments,
   type Shop,
 } from "./support/checkout";
+import { openShop } from "./support/open-shop";
 import { startSandboxForMedusa } from "./support/sandbox-env";
-import { type Api, eventually, loginAdmin } from "./support/store-api";
+import { type Api, eventually } from "./support/store-api";
 
 // Medusa's store route POST /store/payment-collections/:id/payment-sessions deletes every session of
 // the collection before adding the new one, calling the provider's deletePayment with each old
@@ -44,24 +45,7 @@ medusaIntegrationTestRunner({
     let shop: Shop;
 
     beforeAll(async () => {
-      const container = getContainer() as MedusaContainer;
-      const store = await seedStore(container);
-      const admin = await loginAdmin(api, container);
-      sandbox.setWebhooks({
-        merchantId: merchant.merchantId,
-        urls: [`${api.defaults.baseURL}/hooks/payment/purchase-auth_purchase-auth`],
-        secrets: [WEBHOOK_SECRET],
-      });
-      shop = {
-        api,
-        sandbox,
-        merchantId: merchant.merchantId,
-        admin,
-        publishableKey: store.publishableKey,
-        regionId: store.regionId,
-        variantId: store.variantId,
-        shippingOptionId: store.shippingOptionId,
-      };
+      ({ shop } = await openShop(api, getContainer() as MedusaContainer, sandbox, merchant, WEBHOOK_SECRET));
     });
 
     const anonymous = () => ({ "x-publishable-api-key": shop.publishableKey });

@@ -4,15 +4,16 @@ import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
 import { reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
 import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PURCHASE_AUTH_PROVIDER_ID, seedStore } from "../src/scripts/seed-store";
+import { PURCHASE_AUTH_PROVIDER_ID } from "../src/scripts/seed-store";
 import {
   cartWithCollection,
   customerWithToken,
   expectMedusaMatchesService,
   type Shop,
 } from "./support/checkout";
+import { openShop } from "./support/open-shop";
 import { startSandboxForMedusa } from "./support/sandbox-env";
-import { type Api, eventually, loginAdmin } from "./support/store-api";
+import { type Api, eventually } from "./support/store-api";
 
 // A checkout whose authorization answer is lost (Manual capture): the session is left in Medusa's
 // status `error` with `state: "unknown"`, and the cart does not complete. The service did authorize,
@@ -47,24 +48,7 @@ medusaIntegrationTestRunner({
     let shop: Shop;
 
     beforeAll(async () => {
-      const container = getContainer() as MedusaContainer;
-      const store = await seedStore(container);
-      const admin = await loginAdmin(api, container);
-      sandbox.setWebhooks({
-        merchantId: merchant.merchantId,
-        urls: [`${api.defaults.baseURL}/hooks/payment/purchase-auth_purchase-auth`],
-        secrets: [WEBHOOK_SECRET],
-      });
-      shop = {
-        api,
-        sandbox,
-        merchantId: merchant.merchantId,
-        admin,
-        publishableKey: store.publishableKey,
-        regionId: store.regionId,
-        variantId: store.variantId,
-        shippingOptionId: store.shippingOptionId,
-      };
+      ({ shop } = await openShop(api, getContainer() as MedusaContainer, sandbox, merchant, WEBHOOK_SECRET));
     });
 
     const charged = (customerToken: string) =>
