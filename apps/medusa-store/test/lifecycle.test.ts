@@ -6,11 +6,14 @@ import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
 import { reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
 import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PURCHASE_AUTH_PROVIDER_ID, seedStore } from "../src/scripts/seed-store";
+import { seedStore } from "../src/scripts/seed-store";
 import {
   cartWithCollection,
+  completeCart,
+  completeWithAnswerLost,
   customerWithToken,
   expectMedusaMatchesService,
+  initiatePayment,
   orderOnceFollowed,
   orderWithPayments,
   type Shop,
@@ -94,29 +97,11 @@ medusaIntegrationTestRunner({
     const charged = (customerToken: string) =>
       sandbox.authorizations({ merchantId: merchant.merchantId, customerToken });
 
-    async function initiate(collectionId: string, headers: Record<string, string>) {
-      return await api.post<{
-        payment_collection: { payment_sessions: Array<{ id: string; data: Record<string, unknown> }> };
-      }>(
-        `/store/payment-collections/${collectionId}/payment-sessions`,
-        { provider_id: PURCHASE_AUTH_PROVIDER_ID, data: {} },
-        { headers, validateStatus: () => true },
-      );
-    }
-
-    async function complete(cartId: string, headers: Record<string, string>) {
-      return await api.post<{ type: string; order?: { id: string }; error?: { message: string } }>(
-        `/store/carts/${cartId}/complete`,
-        {},
-        { headers, validateStatus: () => true },
-      );
-    }
-
     async function placeOrder(email: string, token: { needsChallenge?: boolean; funds?: string } = {}) {
       const customer = await customerWithToken(shop, email, token);
       const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
-      expect((await initiate(collectionId, customer.headers)).status).toBe(200);
-      const completed = await complete(cartId, customer.headers);
+      expect((await initiatePayment(shop, collectionId, customer.headers)).status).toBe(200);
+      const completed = await completeCart(shop, cartId, customer.headers);
       expect(completed.data.type).toBe("order");
       return { customer, cartId, orderId: completed.data.order!.id };
     }
@@ -125,29 +110,29 @@ medusaIntegrationTestRunner({
       it("is refused, before any charge, to an anonymous caller, another customer and on a guest cart", async () => {
         const owner = await customerWithToken(shop, "owner@example.com");
         const { cartId, collectionId } = await cartWithCollection(shop, owner.headers);
-        expect((await initiate(collectionId, owner.headers)).status).toBe(200);
+        expect((await initiatePayment(shop, collectionId, owner.headers)).status).toBe(200);
 
         // Anyone who knows the cart id: Medusa's route alone would charge the owner's token.
-        const byAnonymous = await complete(cartId, anonymous());
+        const byAnonymous = await completeCart(shop, cartId, anonymous());
         expect(byAnonymous.status).toBe(401);
         expect(charged(owner.customerToken)).toHaveLength(0);
 
         const other = await registerCustomer(api, shop.publishableKey, "other@example.com");
-        const byOther = await complete(cartId, other.headers);
+        const byOther = await completeCart(shop, cartId, other.headers);
         expect(byOther.status).toBe(403);
         expect(charged(owner.customerToken)).toHaveLength(0);
 
         // A guest's cart carrying the owner's token (the owner opened the session on it).
         const guestCart = await cartWithCollection(shop, anonymous(), "guest@example.com");
-        expect((await initiate(guestCart.collectionId, owner.headers)).status).toBe(200);
-        const byGuest = await complete(guestCart.cartId, anonymous());
+        expect((await initiatePayment(shop, guestCart.collectionId, owner.headers)).status).toBe(200);
+        const byGuest = await completeCart(shop, guestCart.cartId, anonymous());
         expect(byGuest.status).toBe(401);
-        const byOwnerOnGuestCart = await complete(guestCart.cartId, owner.headers);
+        const byOwnerOnGuestCart = await completeCart(shop, guestCart.cartId, owner.headers);
         expect(byOwnerOnGuestCart.status).toBe(403);
         expect(charged(owner.customerToken)).toHaveLength(0);
 
         // The owner, logged in, completes their own cart.
-        const byOwner = await complete(cartId, owner.headers);
+        const byOwner = await completeCart(shop, cartId, owner.headers);
         expect(byOwner.data.type).toBe("order");
         expect(charged(owner.customerToken)).toHaveLength(1);
         await expectMedusaMatchesService(shop, byOwner.data.order!.id);
@@ -293,7 +278,7 @@ medusaIntegrationTestRunner({
           return data.customer_tokens[0]?.status === "Revoked" ? data : undefined;
         });
         const { collectionId } = await cartWithCollection(shop, customer.headers);
-        const refused = await initiate(collectionId, customer.headers);
+        const refused = await initiatePayment(shop, collectionId, customer.headers);
         expect(refused.status).toBe(400);
         expect(JSON.stringify(refused.data)).toMatch(/no stored customer token for EUR/);
       });
@@ -301,18 +286,8 @@ medusaIntegrationTestRunner({
       it("the reconciler settles an unknown outcome; re-initiating then pays anew", async () => {
         const customer = await customerWithToken(shop, "unknown@example.com");
         const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
-        expect((await initiate(collectionId, customer.headers)).status).toBe(200);
-        sandbox.injectFault({
-          kind: "drop_after_commit",
-          match: { method: "POST", path: "/purchase/authorizations" },
-          count: null,
-        });
-        let failed: Awaited<ReturnType<typeof complete>>;
-        try {
-          failed = await complete(cartId, customer.headers);
-        } finally {
-          sandbox.clearFaults();
-        }
+        expect((await initiatePayment(shop, collectionId, customer.headers)).status).toBe(200);
+        const failed = await completeWithAnswerLost(shop, cartId, customer.headers);
         expect(failed.data.type).not.toBe("order");
         const [held] = charged(customer.customerToken);
         expect(held?.status).toBe("Succeeded"); // the service did authorize; Medusa does not know
@@ -325,8 +300,8 @@ medusaIntegrationTestRunner({
         });
 
         // The storefront re-initiates (Medusa deletes the settled session) and completes again.
-        expect((await initiate(collectionId, customer.headers)).status).toBe(200);
-        const completed = await complete(cartId, customer.headers);
+        expect((await initiatePayment(shop, collectionId, customer.headers)).status).toBe(200);
+        const completed = await completeCart(shop, cartId, customer.headers);
         expect(completed.data.type).toBe("order");
         expect(charged(customer.customerToken)).toHaveLength(2);
         const { compared } = await expectMedusaMatchesService(shop, completed.data.order!.id);

@@ -5,8 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PURCHASE_AUTH_PROVIDER_ID } from "../src/scripts/seed-store";
 import {
   cartWithCollection,
+  completeCart,
+  completeWithAnswerLost,
   customerWithToken,
   expectMedusaMatchesService,
+  initiatePayment,
   type MedusaOrderPayments,
   orderOnceFollowed,
   orderWithPayments,
@@ -53,27 +56,13 @@ medusaIntegrationTestRunner({
       sandbox.authorizations({ merchantId: merchant.merchantId, customerToken });
     const serviceOrder = (orderId: unknown) => sandbox.orders().find((o) => o.orderId === orderId);
 
-    async function initiate(collectionId: string, headers: Record<string, string>, providerId: string) {
-      return await api.post<{ message?: string }>(
-        `/store/payment-collections/${collectionId}/payment-sessions`,
-        { provider_id: providerId, data: {} },
-        { headers, validateStatus: () => true },
-      );
-    }
-
-    async function complete(cartId: string, headers: Record<string, string>) {
-      return await api.post<{ type: string; order?: { id: string } }>(
-        `/store/carts/${cartId}/complete`,
-        {},
-        { headers, validateStatus: () => true },
-      );
-    }
-
     async function placeOrder(email: string, token: { needsChallenge?: boolean } = {}) {
       const customer = await customerWithToken(shop, email, token);
       const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
-      expect((await initiate(collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status).toBe(200);
-      const completed = await complete(cartId, customer.headers);
+      expect(
+        (await initiatePayment(shop, collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status,
+      ).toBe(200);
+      const completed = await completeCart(shop, cartId, customer.headers);
       expect(completed.data.type).toBe("order");
       return { customer, cartId, orderId: completed.data.order!.id };
     }
@@ -114,7 +103,7 @@ medusaIntegrationTestRunner({
         expect(held).toMatchObject({ status: "NotActivated", cancelledAmount: "0.00" });
 
         const collectionId = await collectionOfCart(cartId);
-        const attempt = await initiate(collectionId, anonymous(), "pp_system_default");
+        const attempt = await initiatePayment(shop, collectionId, anonymous(), "pp_system_default");
 
         expect(serviceOrder(held!.orderId)).toMatchObject({
           status: "NotActivated",
@@ -144,7 +133,7 @@ medusaIntegrationTestRunner({
         expect(held).toMatchObject({ status: "Activated", capturedAmount: "79.60" });
 
         const collectionId = await collectionOfCart(cartId);
-        const attempt = await initiate(collectionId, anonymous(), "pp_system_default");
+        const attempt = await initiatePayment(shop, collectionId, anonymous(), "pp_system_default");
 
         expect(serviceOrder(held!.orderId)).toMatchObject({
           status: "Activated",
@@ -162,7 +151,7 @@ medusaIntegrationTestRunner({
           needsChallenge: true,
         });
         const collectionId = await collectionOfCart(cartId);
-        const attempt = await initiate(collectionId, anonymous(), "pp_system_default");
+        const attempt = await initiatePayment(shop, collectionId, anonymous(), "pp_system_default");
 
         await sandbox.settle();
         const [authorization] = charged(customer.customerToken);
@@ -189,27 +178,21 @@ medusaIntegrationTestRunner({
       it("still releases what an unknown outcome authorized, then pays anew", async () => {
         const customer = await customerWithToken(shop, "unknown@example.com");
         const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
-        expect((await initiate(collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status).toBe(200);
-        sandbox.injectFault({
-          kind: "drop_after_commit",
-          match: { method: "POST", path: "/purchase/authorizations" },
-          count: null,
-        });
-        let failed: Awaited<ReturnType<typeof complete>>;
-        try {
-          failed = await complete(cartId, customer.headers);
-        } finally {
-          sandbox.clearFaults();
-        }
+        expect(
+          (await initiatePayment(shop, collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status,
+        ).toBe(200);
+        const failed = await completeWithAnswerLost(shop, cartId, customer.headers);
         expect(failed.data.type).not.toBe("order");
         const [held] = charged(customer.customerToken);
         expect(held?.status).toBe("Succeeded"); // the service authorized; Medusa does not know
 
         // The owner re-initiates: deletePayment resends the unknown attempt's key and releases.
-        expect((await initiate(collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status).toBe(200);
+        expect(
+          (await initiatePayment(shop, collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status,
+        ).toBe(200);
         expect(serviceOrder(held!.orderId)).toMatchObject({ status: "Cancelled", capturedAmount: "0.00" });
 
-        const completed = await complete(cartId, customer.headers);
+        const completed = await completeCart(shop, cartId, customer.headers);
         expect(completed.data.type).toBe("order");
         expect(charged(customer.customerToken)).toHaveLength(2);
         const { compared } = await expectMedusaMatchesService(shop, completed.data.order!.id);

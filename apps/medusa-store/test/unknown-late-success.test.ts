@@ -4,11 +4,13 @@ import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
 import { reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
 import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PURCHASE_AUTH_PROVIDER_ID } from "../src/scripts/seed-store";
 import {
   cartWithCollection,
+  completeCart,
+  completeWithAnswerLost,
   customerWithToken,
   expectMedusaMatchesService,
+  initiatePayment,
   type Shop,
 } from "./support/checkout";
 import { openShop } from "./support/open-shop";
@@ -68,38 +70,12 @@ medusaIntegrationTestRunner({
       return rows;
     }
 
-    async function initiate(collectionId: string, headers: Record<string, string>) {
-      return await api.post(
-        `/store/payment-collections/${collectionId}/payment-sessions`,
-        { provider_id: PURCHASE_AUTH_PROVIDER_ID, data: {} },
-        { headers, validateStatus: () => true },
-      );
-    }
-
-    async function complete(cartId: string, headers: Record<string, string>) {
-      return await api.post<{ type: string; order?: { id: string } }>(
-        `/store/carts/${cartId}/complete`,
-        {},
-        { headers, validateStatus: () => true },
-      );
-    }
-
     describe("a late success after an unknown checkout outcome (Manual capture)", () => {
       it("is released, not left held with no payment and no order", async () => {
         const customer = await customerWithToken(shop, "late-success@example.com");
         const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
-        expect((await initiate(collectionId, customer.headers)).status).toBe(200);
-        sandbox.injectFault({
-          kind: "drop_after_commit",
-          match: { method: "POST", path: "/purchase/authorizations" },
-          count: null,
-        });
-        let failed: Awaited<ReturnType<typeof complete>>;
-        try {
-          failed = await complete(cartId, customer.headers);
-        } finally {
-          sandbox.clearFaults();
-        }
+        expect((await initiatePayment(shop, collectionId, customer.headers)).status).toBe(200);
+        const failed = await completeWithAnswerLost(shop, cartId, customer.headers);
         expect(failed.data.type).not.toBe("order");
         const [held] = charged(customer.customerToken);
         expect(held?.status).toBe("Succeeded"); // the service did authorize; Medusa does not know
@@ -123,8 +99,8 @@ medusaIntegrationTestRunner({
         expect(after!.data).toMatchObject({ state: "canceled", order_id: held!.orderId });
 
         // The storefront re-initiates (the settled session is deleted, nothing sent) and pays anew.
-        expect((await initiate(collectionId, customer.headers)).status).toBe(200);
-        const completed = await complete(cartId, customer.headers);
+        expect((await initiatePayment(shop, collectionId, customer.headers)).status).toBe(200);
+        const completed = await completeCart(shop, cartId, customer.headers);
         expect(completed.data.type).toBe("order");
         expect(charged(customer.customerToken)).toHaveLength(2);
         expect(serviceOrder(held!.orderId)?.status).toBe("Cancelled");

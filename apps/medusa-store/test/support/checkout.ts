@@ -1,5 +1,6 @@
 import type { SandboxServer } from "@purchase-auth/sandbox";
 import { expect } from "vitest";
+import { PURCHASE_AUTH_PROVIDER_ID } from "../../src/scripts/seed-store";
 import type { Api } from "./store-api";
 import { eventually, registerCustomer } from "./store-api";
 
@@ -163,4 +164,60 @@ export async function expectMedusaMatchesService(shop: Shop, orderId: string) {
     }
   }
   return { order, compared };
+}
+
+/** What the store answers when a payment session is initiated: the collection, or why not. */
+export interface InitiateAnswer {
+  payment_collection?: { payment_sessions: Array<{ id: string; data: Record<string, unknown> }> };
+  message?: string;
+}
+
+/** The store's answer to completing a cart: an order, or the cart with an error. */
+export interface CompleteAnswer {
+  type: string;
+  order?: { id: string };
+  error?: { message: string };
+}
+
+/** POST /store/payment-collections/:id/payment-sessions, whatever it answers. */
+export async function initiatePayment(
+  shop: Shop,
+  collectionId: string,
+  headers: Record<string, string>,
+  providerId: string = PURCHASE_AUTH_PROVIDER_ID,
+) {
+  return await shop.api.post<InitiateAnswer>(
+    `/store/payment-collections/${collectionId}/payment-sessions`,
+    { provider_id: providerId, data: {} },
+    { headers, validateStatus: () => true },
+  );
+}
+
+/** POST /store/carts/:id/complete, whatever it answers. */
+export async function completeCart(shop: Shop, cartId: string, headers: Record<string, string>) {
+  return await shop.api.post<CompleteAnswer>(
+    `/store/carts/${cartId}/complete`,
+    {},
+    {
+      headers,
+      validateStatus: () => true,
+    },
+  );
+}
+
+/**
+ * Completes the cart while the service's answers to creates are lost after it committed them: the
+ * service authorizes, Medusa learns nothing (an unknown outcome), the cart does not complete.
+ */
+export async function completeWithAnswerLost(shop: Shop, cartId: string, headers: Record<string, string>) {
+  shop.sandbox.injectFault({
+    kind: "drop_after_commit",
+    match: { method: "POST", path: "/purchase/authorizations" },
+    count: null,
+  });
+  try {
+    return await completeCart(shop, cartId, headers);
+  } finally {
+    shop.sandbox.clearFaults();
+  }
 }
