@@ -34,7 +34,8 @@ export default async function purchaseAuthWebhook({
       await followServiceOrder(container, verified.data.orderId);
       return;
     case "customer-token.status-changed":
-      await followTokenStatus(container, verified.data.customerToken, verified.data.status);
+      // The status is read from the service: the event's may be stale (out of order, redelivered).
+      await followTokenStatus(container, verified.data.customerToken);
       return;
     default:
       return;

@@ -1,5 +1,10 @@
 import type { IPaymentModuleService, Logger, MedusaContainer } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys, Modules, PaymentCollectionStatus } from "@medusajs/framework/utils";
+import {
+  ContainerRegistrationKeys,
+  MedusaError,
+  Modules,
+  PaymentCollectionStatus,
+} from "@medusajs/framework/utils";
 import { formatCents, toCents } from "@purchase-auth/core";
 import { sumExact, toCentsRounded } from "../providers/purchase-auth/amounts";
 import { describeReason } from "../providers/purchase-auth/errors";
@@ -7,7 +12,11 @@ import { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-id
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData, writeData } from "../providers/purchase-auth/session-data";
 import { type Knex, markSessionOrderCanceled } from "../providers/purchase-auth/session-sql";
-import { readAccountHolderData, withTokenStatus } from "../providers/purchase-auth/stored-tokens";
+import {
+  readAccountHolderData,
+  TOKEN_NOT_FOUND,
+  withTokenStatus,
+} from "../providers/purchase-auth/stored-tokens";
 import { markOrderCanceled, releaseCanceledOrderPayment } from "./canceled-orders";
 import { accountHoldersWithToken, paymentsOfServiceOrder } from "./lookups";
 import { withPaymentLock } from "./payment-lock";
@@ -221,14 +230,30 @@ export async function followServicePayment(
   await updatePaymentData(payment, row.id, writeData(await provider.refreshedData(latest.data)));
 }
 
-/** A token's status changed at the service: every stored copy is flagged (never picked by default). */
+/**
+ * A token's status changed at the service (customer-token.status-changed): every stored copy gets
+ * the status the service reports now, read through its holder's provider, never the event's (events
+ * arrive twice and out of order: a stale one must not move the status backwards). A token the
+ * service no longer knows for that merchant (404) is stored TOKEN_NOT_FOUND, never picked. Should
+ * the read fail, this throws and nothing is stored: the event bus delivers the event again where it
+ * retries. `_reportedStatus`, the event's status, is not used.
+ */
 export async function followTokenStatus(
   container: MedusaContainer,
   customerToken: string,
-  status: string,
+  _reportedStatus?: string,
 ): Promise<void> {
-  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
+  // One read per provider (a merchant's credentials) storing the token, before anything is written.
+  const statuses = new Map<string, string>();
   for (const holder of await accountHoldersWithToken(container, customerToken)) {
+    if (statuses.has(holder.provider_id)) continue;
+    statuses.set(holder.provider_id, await serviceTokenStatus(container, holder.provider_id, customerToken));
+  }
+  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
+  // The holders read again after the service: the list written back is as fresh as before.
+  for (const holder of await accountHoldersWithToken(container, customerToken)) {
+    const status = statuses.get(holder.provider_id);
+    if (status === undefined) continue;
     const next = withTokenStatus(readAccountHolderData(holder.data), customerToken, status);
     if (!next) continue;
     await payment.updateAccountHolder({
@@ -250,6 +275,22 @@ export async function followTokenStatus(
         >[0]["context"]["account_holder"],
       },
     });
+  }
+}
+
+/** The token's status at provider `providerId`'s service now, or TOKEN_NOT_FOUND when it answers 404. */
+async function serviceTokenStatus(
+  container: MedusaContainer,
+  providerId: string,
+  customerToken: string,
+): Promise<string> {
+  try {
+    return (await purchaseAuthProvider(container, providerId).customerToken(customerToken)).status;
+  } catch (error) {
+    // The provider turns the service's 404 (and only it) into NOT_FOUND.
+    if (MedusaError.isMedusaError(error) && error.type === MedusaError.Types.NOT_FOUND)
+      return TOKEN_NOT_FOUND;
+    throw error;
   }
 }
 

@@ -14,11 +14,15 @@ export interface StoredCustomerToken {
   /** When it was attached (ISO 8601). */
   added_at: string;
   /**
-   * The service's status as last learned (at attach, or from a customer-token.status-changed
-   * event). Only an Active (or not yet known) token is picked by default.
+   * The service's status as last learned (at attach, or read from the service when a
+   * customer-token.status-changed event arrives), or TOKEN_NOT_FOUND. Only an Active (or not yet
+   * known) token is picked by default.
    */
   status?: string;
 }
+
+/** The stored status of a token the service answered 404 for (not this merchant's any more): never picked. */
+export const TOKEN_NOT_FOUND = "NotFound";
 
 /** The account holder's data this provider keeps. */
 export interface AccountHolderData {
