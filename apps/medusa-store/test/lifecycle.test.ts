@@ -1,5 +1,3 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
@@ -18,6 +16,7 @@ import {
   orderWithPayments,
   type Shop,
 } from "./support/checkout";
+import { holdWebhooks } from "./support/hold-webhooks";
 import { startSandboxForMedusa } from "./support/sandbox-env";
 import { type Api, eventually, loginAdmin, registerCustomer } from "./support/store-api";
 
@@ -28,31 +27,6 @@ import { type Api, eventually, loginAdmin, registerCustomer } from "./support/st
 
 const WEBHOOK_SECRET = "whsec-lifecycle";
 
-/** A webhook receiver that keeps every delivery (answers 204), to deliver one to Medusa later. */
-async function holdWebhooks() {
-  const received: Array<{ type: string; body: string; headers: Record<string, string> }> = [];
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => {
-      const body = Buffer.concat(chunks).toString("utf8");
-      const headers: Record<string, string> = {};
-      for (const name of ["service-webhook-id", "service-webhook-timestamp", "service-webhook-signature"]) {
-        const value = request.headers[name];
-        if (typeof value === "string") headers[name] = value;
-      }
-      received.push({ type: (JSON.parse(body) as { type: string }).type, body, headers });
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/held`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 /** Manual-capture orders lapse after 10 virtual minutes here (30 days by default). */
 const ORDER_EXPIRY_MS = 10 * 60_000;
 let sandbox: SandboxServer;

@@ -1,5 +1,3 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { Modules } from "@medusajs/framework/utils";
 import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
@@ -11,7 +9,13 @@ import {
 import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PURCHASE_AUTH_PROVIDER_ID, type SeededStore } from "../src/scripts/seed-store";
-import { expectMedusaMatchesService, orderWithPayments, type Shop } from "./support/checkout";
+import {
+  expectMedusaMatchesService,
+  loseCreateAnswers,
+  orderWithPayments,
+  type Shop,
+} from "./support/checkout";
+import { holdWebhooks } from "./support/hold-webhooks";
 import { openShop, webhookUrlOf } from "./support/open-shop";
 import { serverOrder as makeServerOrder } from "./support/orders";
 import { startSandboxForMedusa } from "./support/sandbox-env";
@@ -40,19 +44,6 @@ afterAll(async () => {
   for (const name of Object.keys(SETTINGS)) delete process.env[name];
   await sandbox?.close();
 });
-
-/** A webhook receiver that answers 204 and keeps nothing: the service's events never reach Medusa. */
-async function webhookSink() {
-  const server = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => response.writeHead(204).end());
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/sink`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 medusaIntegrationTestRunner({
   dbName: "purchase-auth-medusa-merchant-initiated-reconcile",
@@ -96,13 +87,9 @@ medusaIntegrationTestRunner({
 
     /** A charge whose answer is lost after the service committed it, its webhooks kept from Medusa. */
     async function chargeUnknown(orderId: string, providerId: string): Promise<StoredTokenCharge> {
-      const sink = await webhookSink();
+      const sink = await holdWebhooks();
       sandbox.setWebhooks({ merchantId: merchant.merchantId, urls: [sink.url], secrets: [WEBHOOK_SECRET] });
-      sandbox.injectFault({
-        kind: "drop_after_commit",
-        match: { method: "POST", path: "/purchase/authorizations" },
-        count: null,
-      });
+      loseCreateAnswers(sandbox);
       try {
         const result = await charge(orderId, providerId);
         await sandbox.settle();

@@ -11,6 +11,7 @@ import { type SeededStore, seedStore } from "../src/scripts/seed-store";
 import {
   customerWithToken,
   expectMedusaMatchesService,
+  loseCreateAnswers,
   orderOnceFollowed,
   orderWithPayments,
   type Shop,
@@ -86,11 +87,7 @@ medusaIntegrationTestRunner({
 
     /** A charge whose every answer is lost after the service committed it: its outcome is unknown. */
     async function chargeWithAnswersLost(orderId: string): Promise<StoredTokenCharge> {
-      sandbox.injectFault({
-        kind: "drop_after_commit",
-        match: { method: "POST", path: "/purchase/authorizations" },
-        count: null,
-      });
+      loseCreateAnswers(sandbox);
       try {
         return await charge(orderId);
       } finally {

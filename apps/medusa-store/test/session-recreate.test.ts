@@ -15,7 +15,7 @@ import {
   orderWithPayments,
   type Shop,
 } from "./support/checkout";
-import { openShop } from "./support/open-shop";
+import { openShop, sessionsOf, webhookUrlOf } from "./support/open-shop";
 import { startSandboxForMedusa } from "./support/sandbox-env";
 import { type Api, eventually } from "./support/store-api";
 
@@ -181,16 +181,36 @@ medusaIntegrationTestRunner({
         expect(
           (await initiatePayment(shop, collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status,
         ).toBe(200);
-        const failed = await completeWithAnswerLost(shop, cartId, customer.headers);
-        expect(failed.data.type).not.toBe("order");
-        const [held] = charged(customer.customerToken);
-        expect(held?.status).toBe("Succeeded"); // the service authorized; Medusa does not know
+        // The service's late authorization.succeeded would release the session by itself: no webhook
+        // reaches Medusa until the owner has re-initiated, so only deletePayment can release it.
+        sandbox.setWebhooks({ merchantId: merchant.merchantId, urls: [], secrets: [WEBHOOK_SECRET] });
+        try {
+          const failed = await completeWithAnswerLost(shop, cartId, customer.headers);
+          expect(failed.data.type).not.toBe("order");
+          const [held] = charged(customer.customerToken);
+          expect(held?.status).toBe("Succeeded"); // the service authorized; Medusa does not know
+          await sandbox.settle(); // the success's webhook is due now: with no URL, it goes nowhere
+          const [unknown] = await sessionsOf(getContainer() as MedusaContainer, collectionId);
+          expect(unknown).toMatchObject({ status: "error", data: { state: "unknown" } });
+          expect(serviceOrder(held!.orderId)).toMatchObject({
+            status: "NotActivated",
+            cancelledAmount: "0.00",
+          });
 
-        // The owner re-initiates: deletePayment resends the unknown attempt's key and releases.
-        expect(
-          (await initiatePayment(shop, collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status,
-        ).toBe(200);
-        expect(serviceOrder(held!.orderId)).toMatchObject({ status: "Cancelled", capturedAmount: "0.00" });
+          // The owner re-initiates: deletePayment resends the unknown attempt's key and releases.
+          expect(
+            (await initiatePayment(shop, collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status,
+          ).toBe(200);
+          expect(serviceOrder(held!.orderId)).toMatchObject({ status: "Cancelled", capturedAmount: "0.00" });
+          const sessions = await sessionsOf(getContainer() as MedusaContainer, collectionId);
+          expect(sessions.map((s) => s.id)).not.toContain(unknown!.id);
+        } finally {
+          sandbox.setWebhooks({
+            merchantId: merchant.merchantId,
+            urls: [webhookUrlOf(api)],
+            secrets: [WEBHOOK_SECRET],
+          });
+        }
 
         const completed = await completeCart(shop, cartId, customer.headers);
         expect(completed.data.type).toBe("order");

@@ -1,5 +1,4 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
 import { reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
 import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
@@ -13,7 +12,7 @@ import {
   initiatePayment,
   type Shop,
 } from "./support/checkout";
-import { openShop } from "./support/open-shop";
+import { openShop, sessionsOf } from "./support/open-shop";
 import { startSandboxForMedusa } from "./support/sandbox-env";
 import { type Api, eventually } from "./support/store-api";
 
@@ -36,12 +35,6 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-interface SessionRow {
-  id: string;
-  status: string;
-  data: Record<string, unknown>;
-}
-
 medusaIntegrationTestRunner({
   dbName: "purchase-auth-medusa-unknown-late-success",
   cwd: process.cwd(),
@@ -57,19 +50,6 @@ medusaIntegrationTestRunner({
       sandbox.authorizations({ merchantId: merchant.merchantId, customerToken });
     const serviceOrder = (orderId: unknown) => sandbox.orders().find((o) => o.orderId === orderId);
 
-    async function sessionsOf(collectionId: string): Promise<SessionRow[]> {
-      const knex = (getContainer() as MedusaContainer).resolve(
-        ContainerRegistrationKeys.PG_CONNECTION,
-      ) as unknown as {
-        raw(sql: string, bindings: unknown[]): Promise<{ rows: SessionRow[] }>;
-      };
-      const { rows } = await knex.raw(
-        "select id, status, data from payment_session where payment_collection_id = ? and deleted_at is null order by id",
-        [collectionId],
-      );
-      return rows;
-    }
-
     describe("a late success after an unknown checkout outcome (Manual capture)", () => {
       it("is released, not left held with no payment and no order", async () => {
         const customer = await customerWithToken(shop, "late-success@example.com");
@@ -83,7 +63,7 @@ medusaIntegrationTestRunner({
         // The service's authorization.succeeded reaches Medusa (after its webhook_delay).
         await sandbox.settle();
         const [session] = await eventually(async () => {
-          const rows = await sessionsOf(collectionId);
+          const rows = await sessionsOf(getContainer() as MedusaContainer, collectionId);
           return rows[0] && rows[0].data.state !== "unknown" ? rows : undefined;
         });
         expect(session!.status).toBe("error"); // Medusa's cart cannot complete on it
@@ -95,7 +75,7 @@ medusaIntegrationTestRunner({
           capturedAmount: "0.00",
           cancelledAmount: "79.60",
         });
-        const [after] = await sessionsOf(collectionId);
+        const [after] = await sessionsOf(getContainer() as MedusaContainer, collectionId);
         expect(after!.data).toMatchObject({ state: "canceled", order_id: held!.orderId });
 
         // The storefront re-initiates (the settled session is deleted, nothing sent) and pays anew.

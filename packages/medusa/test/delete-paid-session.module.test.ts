@@ -5,8 +5,10 @@ import { syncProviderTests } from "./support/sync-provider-tests";
 // after the cart completed (its store route, open to anyone who knows the cart id), and never
 // rewrites a session's data after a capture: a placed order's session still reads "authorized".
 // deletePayment must not release the money of a session Medusa recorded a payment for; it refuses,
-// so Medusa keeps the session. (The payment module's own delete of such a session's row would fail
-// afterwards on the payment's foreign key: too late, the provider has already been called.)
+// so Medusa keeps the session. (Nothing in the database would stop it otherwise: in Medusa 2.21.2
+// payment.payment_session_id has a unique index but no foreign key, so the payment module's delete
+// of the session's row, after calling the provider, would succeed and leave the payment naming a
+// session that no longer exists.)
 
 syncProviderTests("delete-paid-session", (t) => {
   const { payment } = t;

@@ -210,14 +210,19 @@ export async function completeCart(shop: Shop, cartId: string, headers: Record<s
  * service authorizes, Medusa learns nothing (an unknown outcome), the cart does not complete.
  */
 export async function completeWithAnswerLost(shop: Shop, cartId: string, headers: Record<string, string>) {
-  shop.sandbox.injectFault({
-    kind: "drop_after_commit",
-    match: { method: "POST", path: "/purchase/authorizations" },
-    count: null,
-  });
+  loseCreateAnswers(shop.sandbox);
   try {
     return await completeCart(shop, cartId, headers);
   } finally {
     shop.sandbox.clearFaults();
   }
+}
+
+/** Until the faults are cleared, the service commits every create and its answer is lost. */
+export function loseCreateAnswers(sandbox: SandboxServer): void {
+  sandbox.injectFault({
+    kind: "drop_after_commit",
+    match: { method: "POST", path: "/purchase/authorizations" },
+    count: null,
+  });
 }

@@ -1,4 +1,5 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
+import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { type SeededStore, seedStore } from "../../src/scripts/seed-store";
 import type { Shop } from "./checkout";
@@ -38,4 +39,23 @@ export async function openShop(
     shippingOptionId: store.shippingOptionId,
   };
   return { shop, store };
+}
+
+/** A payment session as stored: Medusa's status and the plugin's data. */
+export interface StoredSession {
+  id: string;
+  status: string;
+  data: Record<string, unknown>;
+}
+
+/** The live payment sessions of payment collection `collectionId`, oldest first, read from the database. */
+export async function sessionsOf(container: MedusaContainer, collectionId: string): Promise<StoredSession[]> {
+  const knex = container.resolve(ContainerRegistrationKeys.PG_CONNECTION) as unknown as {
+    raw(sql: string, bindings: unknown[]): Promise<{ rows: StoredSession[] }>;
+  };
+  const { rows } = await knex.raw(
+    "select id, status, data from payment_session where payment_collection_id = ? and deleted_at is null order by created_at, id",
+    [collectionId],
+  );
+  return rows;
 }
