@@ -309,8 +309,11 @@ export async function replaceSessionDataIfUnchanged(
 /**
  * The stored data of session `sessionId` when it is a checkout's session no cart can complete on:
  * Medusa's status `error` (an unknown outcome; Medusa completes a cart only on a pending, authorized
- * or captured session), its payment collection a cart's, no payment recorded for it. Undefined
- * otherwise. A late success for such a session is money nothing in Medusa would ever capture.
+ * or captured session), no payment recorded for it, its payment collection an open cart's (not
+ * completed) and no order's. Undefined otherwise. A late success for such a session is money
+ * nothing in Medusa would ever capture. A completed cart's collection stays linked to the cart and
+ * is linked to its order: a session there (the charge workflow's, paying a placed order) is the
+ * order's, and its success is recorded on the order, never released.
  */
 export async function strandedCheckoutData(
   knex: Knex,
@@ -324,15 +327,20 @@ export async function strandedCheckoutData(
   );
   const row = rows[0] as { data: Record<string, unknown> | null; payment_collection_id: string } | undefined;
   if (!row) return undefined;
-  // The cart link's table exists wherever carts do (not with the payment module alone).
-  const { rows: links } = await knex.raw(
-    `select to_regclass('cart_payment_collection') is not null as carts`,
+  // The link tables exist wherever carts and orders do (not with the payment module alone).
+  const { rows: tables } = await knex.raw(
+    `select to_regclass('cart_payment_collection') is not null and to_regclass('order_payment_collection') is not null as linked`,
     [],
   );
-  if (!(links[0] as { carts: boolean } | undefined)?.carts) return undefined;
-  const { rows: cart } = await knex.raw(
-    `select 1 from cart_payment_collection where payment_collection_id = ? and deleted_at is null limit 1`,
+  if (!(tables[0] as { linked: boolean } | undefined)?.linked) return undefined;
+  const { rows: open } = await knex.raw(
+    `select 1 from cart_payment_collection cpc join cart c on c.id = cpc.cart_id
+     where cpc.payment_collection_id = ? and cpc.deleted_at is null
+       and c.deleted_at is null and c.completed_at is null
+       and not exists (select 1 from order_payment_collection opc
+                       where opc.payment_collection_id = cpc.payment_collection_id and opc.deleted_at is null)
+     limit 1`,
     [row.payment_collection_id],
   );
-  return cart.length > 0 ? (row.data ?? {}) : undefined;
+  return open.length > 0 ? (row.data ?? {}) : undefined;
 }
