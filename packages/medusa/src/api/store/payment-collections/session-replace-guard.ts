@@ -11,17 +11,16 @@ import { isPurchaseAuthProviderId } from "../../../providers/purchase-auth/provi
 // drop a pending (202) session, whose late success is then released as nobody's.
 //
 // The store route may replace this provider's sessions only while they belong to a cart that is not
-// completed, on a collection with no live payment: the shopper choosing again, or re-initiating after
-// a decline or an unknown outcome (which deletePayment settles). Anything else (a completed cart, a
-// paid collection, a collection without a cart: the charge workflow's, an order's) is refused before
-// Medusa touches a session. deletePayment also refuses to release a session Medusa recorded a payment
-// for (authorize-payment.ts), should a session be deleted some other way.
+// completed: the shopper choosing again, or re-initiating after a decline or an unknown outcome
+// (which deletePayment settles). Anything else (a completed cart, a collection without a cart: the
+// charge workflow's, an order's) is refused before Medusa touches a session. deletePayment also
+// refuses to release a session Medusa recorded a live payment for (authorize-payment.ts), however
+// the session is deleted.
 
 interface CollectionForGuard {
   id: string;
   cart?: { id: string; completed_at?: string | Date | null } | null;
   payment_sessions?: Array<{ id: string; provider_id: string } | null> | null;
-  payments?: Array<{ id: string; canceled_at?: string | Date | null } | null> | null;
 }
 
 export async function refuseReplacingPlacedSessions(
@@ -33,15 +32,7 @@ export async function refuseReplacingPlacedSessions(
     const query = req.scope.resolve(ContainerRegistrationKeys.QUERY);
     const { data } = await query.graph({
       entity: "payment_collection",
-      fields: [
-        "id",
-        "cart.id",
-        "cart.completed_at",
-        "payment_sessions.id",
-        "payment_sessions.provider_id",
-        "payments.id",
-        "payments.canceled_at",
-      ],
+      fields: ["id", "cart.id", "cart.completed_at", "payment_sessions.id", "payment_sessions.provider_id"],
       filters: { id: req.params.id },
     });
     const collection = data[0] as CollectionForGuard | undefined;
@@ -51,9 +42,11 @@ export async function refuseReplacingPlacedSessions(
     // No such collection (Medusa's route answers that), or no session of this provider to delete.
     if (!collection || !ours) return next();
 
-    const livePayment = (collection.payments ?? []).some((payment) => payment && !payment.canceled_at);
+    // An open cart may hold a payment Medusa's compensation refunded without canceling it (a failed
+    // completion in Auto mode): its shopper must still be able to pay again. deletePayment itself
+    // refuses to release a session with a live payment, so only the cart's state decides here.
     const openCart = !!collection.cart && !collection.cart.completed_at;
-    if (livePayment || !openCart) {
+    if (!openCart) {
       throw new MedusaError(
         MedusaError.Types.NOT_ALLOWED,
         `Payment collection ${collection.id} belongs to a placed order (its cart is completed, it is paid, or it has no cart): its purchase-auth payment session cannot be replaced from the store. Capture, refund or cancel the order's payment from the admin instead.`,
