@@ -49,7 +49,7 @@ export async function refuseReplacingPlacedSessions(
     if (!openCart) {
       throw new MedusaError(
         MedusaError.Types.NOT_ALLOWED,
-        `Payment collection ${collection.id} belongs to a placed order (its cart is completed, it is paid, or it has no cart): its purchase-auth payment session cannot be replaced from the store. Capture, refund or cancel the order's payment from the admin instead.`,
+        `Payment collection ${collection.id} belongs to a placed order (its cart is completed, or it has no cart): its purchase-auth payment session cannot be replaced from the store. Capture, refund or cancel the order's payment from the admin instead.`,
       );
     }
     next();
