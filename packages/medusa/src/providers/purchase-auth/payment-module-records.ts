@@ -183,7 +183,10 @@ export class PaymentModuleRecords {
     return !row || row.deleted;
   }
 
-  /** True when the session's payment collection was paid by another session (see paidOtherwise). */
+  /**
+   * True when another session's payment that still holds money paid the session's payment
+   * collection, and the session has no live payment of its own (see paidOtherwise).
+   */
   async paidOtherwise(sessionId: string): Promise<boolean> {
     return await paidOtherwise(this.#pg(), sessionId);
   }

@@ -196,15 +196,29 @@ export async function mergeLocked(
 }
 
 /**
- * True when the payment collection of session `sessionId` holds a live payment (not canceled) of
- * another session: it was paid another way (say, after the session was flagged OUTCOME_OVERDUE), so a
- * late success of this session would be a second payment.
+ * True when the payment collection of session `sessionId` was paid another way (say, after the
+ * session was flagged OUTCOME_OVERDUE), so that a late success of this session would be a second
+ * payment: the collection holds a payment of another session that still holds money, and this
+ * session has no live payment of its own (if it has, the success is that payment's).
+ * A payment holds money, in Medusa's records, while it is neither canceled nor deleted and either
+ * part of it is still only authorized (not fully captured: no capture yet, or a partial one) or
+ * more was captured than refunded. A payment refunded in full is not canceled: Medusa's
+ * compensation of a failed cart completion with Auto capture refunds the payment and recreates a
+ * session, and that payment must not have the shopper's next payment released.
  */
 export async function paidOtherwise(knex: Knex, sessionId: string): Promise<boolean> {
   const { rows } = await knex.raw(
-    `select p.id from payment p join payment_session s on s.payment_collection_id = p.payment_collection_id
+    `select p.id from payment p
+     join payment_session s on s.payment_collection_id = p.payment_collection_id
+     cross join lateral (select coalesce(sum(c.amount), 0) as captured from capture c
+                         where c.payment_id = p.id and c.deleted_at is null) captures
+     cross join lateral (select coalesce(sum(r.amount), 0) as refunded from refund r
+                         where r.payment_id = p.id and r.deleted_at is null) refunds
      where s.id = ? and p.payment_session_id is distinct from s.id
        and p.canceled_at is null and p.deleted_at is null
+       and ((p.captured_at is null and p.amount > captures.captured) or captures.captured > refunds.refunded)
+       and not exists (select 1 from payment own where own.payment_session_id = s.id
+                       and own.canceled_at is null and own.deleted_at is null)
      limit 1`,
     [sessionId],
   );

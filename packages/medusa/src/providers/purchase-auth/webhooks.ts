@@ -36,9 +36,10 @@ export function verifiedEvent(context: ProviderContext, payload: Payload): Webho
  * Medusa's part of a webhook: authorization.succeeded → authorized (captured for Auto),
  * authorization.failed → failed, with the order id or reason first written to the session's data
  * (Medusa's payment workflow reads only that). A success for a session whose Medusa order was
- * canceled meanwhile, or whose payment collection was paid by another session (a second payment
- * otherwise), is voided at the service (cancelled, or refunded if the service captured) and
- * recorded on the session, and Medusa is told nothing to do; so is a success for a session Medusa
+ * canceled meanwhile, or whose payment collection was paid by another session (that payment still
+ * holds money, and the session has no live payment of its own: a second payment otherwise), is
+ * voided at the service (cancelled, or refunded if the service captured) and recorded on the
+ * session, and Medusa is told nothing to do; so is a success for a session Medusa
  * deleted (replaced while pending) that no live session or payment holds. A session the reconcile job flagged
  * OUTCOME_OVERDUE is not skipped: the outcome it waited for clears the flag. The data is merged
  * with the session's row locked (a state only moves forward; while the reconcile job resends the
