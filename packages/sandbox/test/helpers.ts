@@ -198,3 +198,14 @@ export async function startReceiver(): Promise<WebhookReceiver> {
       }),
   };
 }
+
+/** The events of `type` the sandbox has recorded, oldest first. */
+export function eventsOf(
+  sandbox: SandboxServer,
+  type: string,
+): Array<{ id: string; type: string; data: Json }> {
+  return sandbox
+    .events()
+    .map(({ event }) => event)
+    .filter((event) => event.type === type);
+}
