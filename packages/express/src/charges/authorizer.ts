@@ -14,9 +14,10 @@ import type { ResolvedOptions } from "../options.js";
 import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
 import type { Charges } from "./charges.js";
-import { mayHaveReachedBefore, stillConfirming, wasNotDelivered } from "./create-sends.js";
+import { stillConfirming, wasNotDelivered } from "./create-sends.js";
 import { InFlight } from "./in-flight.js";
 import { isoString } from "./iso-time.js";
+import { mayHaveReachedBefore } from "./operation-log.js";
 import type { ChargeNews } from "./state-machine.js";
 
 // Sends the create call of a charge's current attempt, for the charge route and the reconciler

@@ -6,6 +6,7 @@ import {
   validateAuthorizationRequest,
 } from "@purchase-auth/core";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
+import { mayHaveReached } from "./operation-log.js";
 
 // The sends of a charge's create call, counted on its write-ahead record as a merchant write's are
 // on its log entry (operation-log.ts): each send is counted in the stored change made before it
@@ -25,20 +26,6 @@ export const NOT_DELIVERED_REASON = "SERVICE_UNAVAILABLE";
 export type CreateSendNews =
   | { kind: "create_sending"; attempt: number }
   | { kind: "create_not_delivered"; attempt: number };
-
-/**
- * True while a send of the attempt may have reached the service: some send began (counted before it
- * went out, so a crash mid-send counts) that core did not report as not delivered. A record stored
- * before sends were counted is taken to have reached it (one send, none undelivered).
- */
-export function mayHaveReached(pending: PendingAuthorization): boolean {
-  return (pending.sends ?? 1) > (pending.undelivered ?? 0);
-}
-
-/** For a send the record has just counted: whether an earlier send may have reached the service. */
-export function mayHaveReachedBefore(pending: PendingAuthorization): boolean {
-  return (pending.sends ?? 1) - 1 > (pending.undelivered ?? 0);
-}
 
 /**
  * Applies `news` to `next` (a copy of the stored charge, changed in place): one more send, or one

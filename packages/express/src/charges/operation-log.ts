@@ -1,4 +1,9 @@
-import type { ChargeRecord, MerchantOperation, OperationRecord } from "../stores/types.js";
+import type {
+  ChargeRecord,
+  MerchantOperation,
+  OperationRecord,
+  PendingAuthorization,
+} from "../stores/types.js";
 
 // The operation log of a charge's merchant writes (capture, cancel, refund): one entry per
 // operation and sequence, written before the write is first sent and moved forward only.
@@ -27,20 +32,23 @@ export interface OperationNews {
   notDelivered?: true;
 }
 
+/** A record that counts a write's sends: a merchant write's log entry, a charge's create call. */
+type SendCounts = OperationRecord | PendingAuthorization;
+
 /**
- * True while a send of the entry may have reached the service: some send began (counted before it
- * went out, so a crash mid-send counts) that core did not report `not_sent`. An entry stored before
- * sends were counted is taken to have reached it.
+ * True while a send may have reached the service: some send began (counted before it went out, so a
+ * crash mid-send counts) that core did not report as not delivered. A record stored before sends
+ * were counted is taken to have reached it (one send, none undelivered).
  */
-export function mayHaveReached(entry: OperationRecord): boolean {
+export function mayHaveReached(entry: SendCounts): boolean {
   return (entry.sends ?? 1) > (entry.undelivered ?? 0);
 }
 
 /**
- * True when a send before the entry's last one may have reached the service: for a send the entry
+ * True when a send before the record's last one may have reached the service: for a send the record
  * has just counted (its stored change, made before it goes out), whether an earlier send may have.
  */
-export function mayHaveReachedBefore(entry: OperationRecord): boolean {
+export function mayHaveReachedBefore(entry: SendCounts): boolean {
   return (entry.sends ?? 1) - 1 > (entry.undelivered ?? 0);
 }
 

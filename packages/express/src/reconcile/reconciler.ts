@@ -1,8 +1,8 @@
 import { IdempotencyError, IdempotencyWindowPassedError, PurchaseAuthError } from "@purchase-auth/core";
 import { type Authorizer, isSameUnansweredAttempt } from "../charges/authorizer.js";
 import type { Charges } from "../charges/charges.js";
-import { mayHaveReached } from "../charges/create-sends.js";
 import type { MerchantWrites } from "../charges/merchant-writes.js";
+import { mayHaveReached } from "../charges/operation-log.js";
 import type { ResolvedOptions } from "../options.js";
 import type { ChargeRecord, ChargeStore } from "../stores/types.js";
 import { outcomeOverdueAt } from "./overdue.js";
