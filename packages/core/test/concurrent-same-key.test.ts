@@ -1,6 +1,11 @@
 import type { Dispatcher } from "undici";
 import { describe, expect, it } from "vitest";
-import { OutcomeUnknownError, outcomeOf, PurchaseAuthClient } from "../src/index.js";
+import {
+  OutcomeUnknownError,
+  outcomeOf,
+  PurchaseAuthClient,
+  type PurchaseAuthClientOptions,
+} from "../src/index.js";
 import { TOKEN, validRequest } from "./fixtures.js";
 
 // Two calls with one key in one client: A's attempt is lost (unknown), B's is refused at connect
@@ -10,8 +15,14 @@ import { TOKEN, validRequest } from "./fixtures.js";
 
 const KEY = "0f8fad5b-d9cb-469f-a165-70867728950e";
 
-/** Answers the token request; each create is lost ("hang") or refused at connect, in `plan` order. */
-function scriptedDispatcher(plan: Array<"hang" | "refused">): Dispatcher {
+const AUTHORIZATION = "7c9e6679-7425-40de-944b-e07fc1f90ae7";
+const REQUEST_ID = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
+
+/**
+ * Answers the token request; each create is lost ("hang"), accepted with a 202 after 20 ms
+ * ("slow202") or refused at connect, in `plan` order.
+ */
+function scriptedDispatcher(plan: Array<"hang" | "slow202" | "refused">): Dispatcher {
   const handle = (options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean => {
     const controller: Record<string, unknown> = { aborted: false, paused: false, pause() {}, resume() {} };
     // How the client's attempt timeout ends a lost attempt: the dispatcher reports the abort.
@@ -27,7 +38,17 @@ function scriptedDispatcher(plan: Array<"hang" | "refused">): Dispatcher {
       });
       return true;
     }
-    if ((plan.shift() ?? "refused") === "hang") return true; // times out: it may have arrived
+    const step = plan.shift() ?? "refused";
+    if (step === "hang") return true; // times out: it may have arrived
+    if (step === "slow202") {
+      const accepted = { id: REQUEST_ID, data: { authorizationId: AUTHORIZATION } };
+      setTimeout(() => {
+        handler.onResponseStart?.(controller as never, 202, { "content-type": "application/json" }, "");
+        handler.onResponseData?.(controller as never, Buffer.from(JSON.stringify(accepted)));
+        handler.onResponseEnd?.(controller as never, {});
+      }, 20);
+      return true;
+    }
     const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" });
     setImmediate(() => handler.onResponseError?.(controller as never, refused));
     return true;
@@ -42,7 +63,7 @@ function scriptedDispatcher(plan: Array<"hang" | "refused">): Dispatcher {
   } as unknown as Dispatcher;
 }
 
-function clientOver(dispatcher: Dispatcher): PurchaseAuthClient {
+function clientOver(dispatcher: Dispatcher, retries: Partial<PurchaseAuthClientOptions> = {}) {
   return new PurchaseAuthClient({
     baseUrl: "http://service.invalid",
     clientId: "client",
@@ -51,6 +72,7 @@ function clientOver(dispatcher: Dispatcher): PurchaseAuthClient {
     dispatcher,
     timeoutMs: 100,
     maxRetries: 0,
+    ...retries,
   });
 }
 
@@ -63,6 +85,25 @@ describe("concurrent calls with one key in one client", () => {
     // B was refused at connect while A's attempt was out: A may charge under the key.
     expect([outcomeOf(b), (b as OutcomeUnknownError).retry]).toEqual(["unknown", "same-key"]);
     expect(OutcomeUnknownError.isInstance(await a)).toBe(true);
+    await client.close();
+  });
+
+  it("a call that sent nothing while another with its key ran and succeeded is unknown, from that send", async () => {
+    // B retries its refused connects past A's 202: A charged under the key and is done (forgotten);
+    // B's "not sent, use a new key" would charge twice. Found by a review of the key memory.
+    const client = clientOver(scriptedDispatcher(["slow202"]), {
+      maxRetries: 6,
+      retryBaseDelayMs: 10,
+      retryMaxDelayMs: 10,
+    });
+    const request = validRequest({ customerToken: TOKEN });
+    const a = client.authorizations.create(request, { idempotencyKey: KEY });
+    const b = client.authorizations.create(request, { idempotencyKey: KEY }).catch((e: unknown) => e);
+    const [accepted, refused] = await Promise.all([a, b]);
+    expect(accepted.authorizationId).toBe(AUTHORIZATION);
+    expect([outcomeOf(refused), (refused as OutcomeUnknownError).retry]).toEqual(["unknown", "same-key"]);
+    // Its window counts from A's send, not from B's end.
+    expect((refused as OutcomeUnknownError).firstSentAt.getTime()).toBeLessThanOrEqual(Date.now() - 20);
     await client.close();
   });
 

@@ -96,17 +96,27 @@ describe("KeyMemory", () => {
     expect(keys.firstSentAt("a")).toBeUndefined();
   });
 
-  it("counts the calls running with a key", () => {
+  it("tells a call whether another with its key ran beside it, and their first send", () => {
     const keys = new KeyMemory();
-    keys.start("k");
-    expect(keys.runningElsewhere("k")).toBe(false);
-    keys.start("k");
-    expect(keys.runningElsewhere("k")).toBe(true);
-    keys.finish("k");
-    expect(keys.runningElsewhere("k")).toBe(false);
-    keys.finish("k");
-    keys.start("k");
-    expect(keys.runningElsewhere("k")).toBe(false); // none left over from the calls that finished
+    const alone = keys.start("k");
+    expect(keys.overlapped(alone)).toBe(false);
+    keys.finish(alone);
+
+    const first = keys.start("k");
+    const second = keys.start("k");
+    expect([keys.overlapped(first), keys.overlapped(second)]).toEqual([true, true]);
+    const at = new Date("2026-01-01T00:00:00Z");
+    keys.sent(second, at);
+    keys.sent(first, new Date(at.getTime() + 1000));
+    expect(keys.firstSentBeside(first)).toEqual(at);
+    keys.finish(second); // ended (a success, say) before the first did: still seen by it
+    expect(keys.overlapped(first)).toBe(true);
+    keys.finish(first);
+
+    const later = keys.start("k");
+    expect(keys.overlapped(later)).toBe(false); // none left over from the calls that finished
+    expect(keys.firstSentBeside(later)).toBeUndefined();
+    keys.finish(later);
   });
 });
 

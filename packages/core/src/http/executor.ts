@@ -28,7 +28,7 @@ import {
   unknownOutcome,
   windowPassed,
 } from "./call-outcome.js";
-import { KeyMemory } from "./key-memory.js";
+import { KeyMemory, type KeyTicket } from "./key-memory.js";
 import { secretFreeCause } from "./secret-free-cause.js";
 import { type HttpResponse, headerValue, isStaleSocketReset, sendOnce } from "./transport.js";
 
@@ -116,7 +116,7 @@ export class Executor {
     const deadline = performance.now() + callDeadlineMs;
     // Writes with a key are counted while they run: see #ended.
     const key = call.write === undefined ? undefined : call.idempotencyKey;
-    if (key !== undefined) this.#keys.start(key);
+    const ticket = key === undefined ? undefined : this.#keys.start(key);
 
     let retries = 0;
     let refreshedAfter401 = false;
@@ -143,7 +143,10 @@ export class Executor {
           last = { kind: "token", error: fetched as TokenEndpointUnreachableError };
         } else {
           const left = mayStart();
-          state.firstSentAt ??= new Date(now());
+          if (state.firstSentAt === undefined) {
+            state.firstSentAt = new Date(now());
+            if (ticket !== undefined) this.#keys.sent(ticket, state.firstSentAt);
+          }
           try {
             response = await sendOnce(this.#dispatcher, {
               method: call.method,
@@ -234,15 +237,16 @@ export class Executor {
         await sleep(delay, call.signal).catch(() => undefined); // an abort is seen by mayStart
       }
     } catch (error) {
-      if (error instanceof EndCall) throw this.#ended(call, state, error.error, error.aboutTheKey, now());
+      if (error instanceof EndCall)
+        throw this.#ended(call, ticket, state, error.error, error.aboutTheKey, now());
       // Not ours (a bug somewhere below): a write that may have taken effect still says so.
       if (call.write !== undefined && state.mayHaveTakenEffect && call.idempotencyKey !== undefined) {
         const unknown = unknownOutcome(call, state, "then an unexpected error", error, now());
-        throw this.#ended(call, state, unknown, false, now());
+        throw this.#ended(call, ticket, state, unknown, false, now());
       }
       throw error;
     } finally {
-      if (key !== undefined) this.#keys.finish(key);
+      if (ticket !== undefined) this.#keys.finish(ticket);
     }
   }
 
@@ -309,18 +313,20 @@ export class Executor {
   /**
    * The error a write ended with. An unknown outcome's key is remembered; only the service's own
    * answer about the key (or a success) forgets it. Any other end (not sent, 429s, a refused token)
-   * speaks for this call alone: while another call with the key runs, or ended unknown meanwhile,
-   * the key's outcome is unknown, and so is this call's.
+   * speaks for this call alone: when another call with the key ran beside it (even one that ended in
+   * a success meanwhile), or ended unknown before, the key's outcome is unknown, and so is this
+   * call's, first sent when the earliest of them was.
    */
   #ended(
     call: Call,
+    ticket: KeyTicket | undefined,
     state: CallState,
     error: PurchaseAuthError,
     aboutTheKey: boolean,
     nowMs: number,
   ): PurchaseAuthError {
     const key = call.idempotencyKey;
-    if (call.write === undefined || key === undefined) return error;
+    if (call.write === undefined || key === undefined || ticket === undefined) return error;
     if (error.outcome === "unknown") {
       if (state.firstSentAt !== undefined) this.#keys.remember(key, state.firstSentAt);
       return error;
@@ -330,8 +336,9 @@ export class Executor {
       return error;
     }
     const sentAt = this.#keys.firstSentAt(key);
-    if (sentAt === undefined && !this.#keys.runningElsewhere(key)) return error;
-    const sentElsewhere = { firstSentAt: sentAt ?? state.firstSentAt, mayHaveTakenEffect: true };
+    if (sentAt === undefined && !this.#keys.overlapped(ticket)) return error;
+    const firstSentAt = earliest(earliest(sentAt, this.#keys.firstSentBeside(ticket)), state.firstSentAt);
+    const sentElsewhere = { firstSentAt, mayHaveTakenEffect: true };
     return unknownOutcome(call, sentElsewhere, "by another call with this key", error, nowMs);
   }
 
