@@ -19,7 +19,8 @@ import type { PurchaseAuthData } from "./session-data";
  * partial captures of a sub-cent total add up to the total, never a cent above it. Before sending,
  * the service's order is read: only what is missing up to that total is captured, so a capture whose
  * answer was lost is not applied twice. Already captured counts as done; a cancelled or expired
- * order is an error, never "captured".
+ * order is an error, never "captured". Runs under the order's lock: two captures at once would
+ * each read the service before the other sent, and both send the difference.
  */
 export async function capture(
   context: ProviderContext,
@@ -27,6 +28,15 @@ export async function capture(
   captureId: string | undefined,
 ): Promise<PurchaseAuthData> {
   const orderId = requireOrder(data, "Capture");
+  return await context.records.withOrderLock(orderId, () => captureLocked(context, data, orderId, captureId));
+}
+
+async function captureLocked(
+  context: ProviderContext,
+  data: PurchaseAuthData,
+  orderId: string,
+  captureId: string | undefined,
+): Promise<PurchaseAuthData> {
   const before = await readOrder(context, orderId);
   const total = toCents(before.totalAmount);
   let target = total;
@@ -71,9 +81,12 @@ export async function capture(
 }
 
 /**
- * Refunds `amount` of what was captured. The key derives from the order and the refunded total this
- * refund brings it to, and only what is missing up to that total is sent: a refund whose answer was
- * lost is not refunded twice by Medusa's retry.
+ * Refunds up to the refunded total Medusa now records: the refunds it recorded for the payment (this
+ * one included, `refundId` is its id) summed exactly and rounded once. The key derives from the
+ * order and that total, and only what is missing up to it is sent: a refund whose answer was lost is
+ * not refunded twice by Medusa's retry. Under the order's lock, as a capture: two refunds at once
+ * each aimed at the same total from the payment's data, and the service refunded one of them. Without
+ * an id (no record to read), the payment's data gives the total before this refund.
  */
 export async function refund(
   context: ProviderContext,
@@ -84,8 +97,22 @@ export async function refund(
   const orderId = requireOrder(data, "Refund");
   const cents = toCentsRounded(amount);
   if (cents <= 0n) throw new MedusaError(MedusaError.Types.INVALID_DATA, "A refund must be above 0.");
+  return await context.records.withOrderLock(orderId, async () => {
+    const target = refundId
+      ? toCentsRounded(sumExact(await context.records.refundsOfPaymentOf(refundId)))
+      : toCents(data.refunded_amount ?? "0.00") + cents;
+    return await refundLocked(context, data, orderId, target, refundId);
+  });
+}
+
+async function refundLocked(
+  context: ProviderContext,
+  data: PurchaseAuthData,
+  orderId: string,
+  target: bigint,
+  refundId: string | undefined,
+): Promise<PurchaseAuthData> {
   const before = await readOrder(context, orderId);
-  const target = toCents(data.refunded_amount ?? "0.00") + cents;
   const missing = target - toCents(before.refundedAmount);
   if (missing <= 0n) {
     context.logger?.info(

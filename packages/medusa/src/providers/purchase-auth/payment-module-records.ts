@@ -1,4 +1,5 @@
 import { MedusaError } from "@medusajs/framework/utils";
+import { withAdvisoryLock } from "./advisory-lock";
 import { isPurchaseAuthProviderId } from "./provider-ids";
 import { type PurchaseAuthData, readData } from "./session-data";
 import {
@@ -33,7 +34,7 @@ const MERGE_POLL_MS = 250;
 // concurrent writers cannot undo one another. Both use the payment module's internal services; the peer range pins the Medusa versions they
 // were tested with.
 
-interface CaptureRecord {
+interface AmountRecord {
   id: string;
   amount?: unknown;
   raw_amount?: unknown;
@@ -46,9 +47,10 @@ interface SessionRecord {
   data: Record<string, unknown> | null;
 }
 
-interface CaptureService {
-  retrieve(id: string, config?: { select?: string[] }): Promise<CaptureRecord>;
-  list(filters: { payment_id: string }, config?: { select?: string[] }): Promise<CaptureRecord[]>;
+/** The payment module's capture and refund services. */
+interface AmountService {
+  retrieve(id: string, config?: { select?: string[] }): Promise<AmountRecord>;
+  list(filters: { payment_id: string }, config?: { select?: string[] }): Promise<AmountRecord[]>;
 }
 
 interface SessionService {
@@ -72,27 +74,35 @@ export class PaymentModuleRecords {
     this.#container = container;
   }
 
-  /** The amount of the capture Medusa recorded (raw BigNumber value), by its id. */
-  async captureAmount(captureId: string): Promise<unknown> {
-    const capture = await resolve<CaptureService>(this.#container, "captureService").retrieve(captureId, {
-      select: ["id", "amount", "raw_amount"],
-    });
-    return capture.raw_amount ?? capture.amount;
-  }
-
   /**
    * The captures Medusa recorded for the payment of capture `captureId`, that one included (it is
    * committed before the provider is called). Their sum, rounded once, is the captured total to aim
    * at: rounding each capture separately can aim a cent above the order's total.
    */
   async capturesOfPaymentOf(captureId: string): Promise<unknown[]> {
-    const captures = resolve<CaptureService>(this.#container, "captureService");
-    const capture = await captures.retrieve(captureId, {
-      select: ["id", "payment_id", "amount", "raw_amount"],
-    });
-    if (!capture.payment_id) return [capture.raw_amount ?? capture.amount];
-    const all = await captures.list(
-      { payment_id: capture.payment_id },
+    return await this.#amountsOfPaymentOf("captureService", captureId);
+  }
+
+  /** The refunds Medusa recorded for the payment of refund `refundId`, that one included (see above). */
+  async refundsOfPaymentOf(refundId: string): Promise<unknown[]> {
+    return await this.#amountsOfPaymentOf("refundService", refundId);
+  }
+
+  /**
+   * Runs `work` holding the lock of the service's order `orderId`: the provider's captures and
+   * refunds of one order read Medusa's records and the service, then send the difference, one at a
+   * time (Medusa calls them outside any lock, two at once would both send it).
+   */
+  async withOrderLock<T>(orderId: string, work: () => Promise<T>): Promise<T> {
+    return await withAdvisoryLock(this.#pg(), `purchase-auth:order:${orderId}`, work);
+  }
+
+  async #amountsOfPaymentOf(service: "captureService" | "refundService", id: string): Promise<unknown[]> {
+    const records = resolve<AmountService>(this.#container, service);
+    const record = await records.retrieve(id, { select: ["id", "payment_id", "amount", "raw_amount"] });
+    if (!record.payment_id) return [record.raw_amount ?? record.amount];
+    const all = await records.list(
+      { payment_id: record.payment_id },
       { select: ["id", "amount", "raw_amount"] },
     );
     return all.map((entry) => entry.raw_amount ?? entry.amount);
