@@ -14,6 +14,7 @@ import {
   initiatePayment,
   orderOnceFollowed,
   orderWithPayments,
+  placeOrder as placeOrderWith,
   type Shop,
 } from "./support/checkout";
 import { holdWebhooks } from "./support/hold-webhooks";
@@ -71,14 +72,8 @@ medusaIntegrationTestRunner({
     const charged = (customerToken: string) =>
       sandbox.authorizations({ merchantId: merchant.merchantId, customerToken });
 
-    async function placeOrder(email: string, token: { needsChallenge?: boolean; funds?: string } = {}) {
-      const customer = await customerWithToken(shop, email, token);
-      const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
-      expect((await initiatePayment(shop, collectionId, customer.headers)).status).toBe(200);
-      const completed = await completeCart(shop, cartId, customer.headers);
-      expect(completed.data.type).toBe("order");
-      return { customer, cartId, orderId: completed.data.order!.id };
-    }
+    const placeOrder = (email: string, token: { needsChallenge?: boolean; funds?: string } = {}) =>
+      placeOrderWith(shop, email, token);
 
     describe("completing a cart paid with a stored token", () => {
       it("is refused, before any charge, to an anonymous caller, another customer and on a guest cart", async () => {

@@ -13,6 +13,7 @@ import {
   type MedusaOrderPayments,
   orderOnceFollowed,
   orderWithPayments,
+  placeOrder as placeOrderWith,
   type Shop,
 } from "./support/checkout";
 import { openShop, sessionsOf, webhookUrlOf } from "./support/open-shop";
@@ -56,16 +57,8 @@ medusaIntegrationTestRunner({
       sandbox.authorizations({ merchantId: merchant.merchantId, customerToken });
     const serviceOrder = (orderId: unknown) => sandbox.orders().find((o) => o.orderId === orderId);
 
-    async function placeOrder(email: string, token: { needsChallenge?: boolean } = {}) {
-      const customer = await customerWithToken(shop, email, token);
-      const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
-      expect(
-        (await initiatePayment(shop, collectionId, customer.headers, PURCHASE_AUTH_PROVIDER_ID)).status,
-      ).toBe(200);
-      const completed = await completeCart(shop, cartId, customer.headers);
-      expect(completed.data.type).toBe("order");
-      return { customer, cartId, orderId: completed.data.order!.id };
-    }
+    const placeOrder = (email: string, token: { needsChallenge?: boolean; funds?: string } = {}) =>
+      placeOrderWith(shop, email, token);
 
     /** What an anonymous caller learns from the cart id: its payment collection's id. */
     async function collectionOfCart(cartId: string): Promise<string> {

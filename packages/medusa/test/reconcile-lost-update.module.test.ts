@@ -80,6 +80,7 @@ asyncProviderTests(
         resolved: [],
         stillUnknown: [],
         flagged: [],
+        resent: [],
       });
     });
   },

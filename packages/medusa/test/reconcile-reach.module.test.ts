@@ -88,7 +88,12 @@ paymentModuleTests(
       const [newer] = await unknownSessions(1);
       expect(orderOf(newer!.token)).toMatchObject([{ status: "NotActivated" }]);
       const second = await reconcileUnknownOutcomes(job());
-      expect(second).toEqual({ resolved: [newer!.id], stillUnknown: [], flagged: [] });
+      expect(second).toEqual({
+        resolved: [newer!.id],
+        stillUnknown: [],
+        flagged: [],
+        resent: [],
+      });
       // The cart never completed on it: what the service did was released, once.
       const [resolved] = await payment.listPaymentSessions({ id: newer!.id });
       expect(resolved?.data).toMatchObject({ state: "canceled", authorize_attempt: null });
@@ -102,6 +107,7 @@ paymentModuleTests(
         resolved: [],
         stillUnknown: [],
         flagged: [],
+        resent: [],
       });
     }, 300_000);
 

@@ -206,6 +206,24 @@ export async function completeCart(shop: Shop, cartId: string, headers: Record<s
 }
 
 /**
+ * A customer with a fresh token places an order: a cart of 79.60 EUR paid with the token through
+ * `providerId`, completed. Fails the test when the cart does not become an order.
+ */
+export async function placeOrder(
+  shop: Shop,
+  email: string,
+  token: { needsChallenge?: boolean; funds?: string } = {},
+  providerId: string = PURCHASE_AUTH_PROVIDER_ID,
+) {
+  const customer = await customerWithToken(shop, email, token);
+  const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
+  expect((await initiatePayment(shop, collectionId, customer.headers, providerId)).status).toBe(200);
+  const completed = await completeCart(shop, cartId, customer.headers);
+  expect(completed.data.type).toBe("order");
+  return { customer, cartId, orderId: completed.data.order!.id };
+}
+
+/**
  * Completes the cart while the service's answers to creates are lost after it committed them: the
  * service authorizes, Medusa learns nothing (an unknown outcome), the cart does not complete.
  */

@@ -35,3 +35,4 @@ export {
 } from "./follow-service";
 export { type CustomerTokenView, listCustomerTokens } from "./list-customer-tokens";
 export { type ReconcileReport, reconcileUnknownOutcomes } from "./reconcile";
+export { RECORDED_WRITE_GRACE_MS } from "./recorded-writes";

@@ -8,7 +8,7 @@ import type { Knex } from "../providers/purchase-auth/session-sql";
 
 export type { Knex };
 
-const OURS = "pp_purchase-auth%";
+export const OURS = "pp_purchase-auth%";
 
 export function knexOf(container: MedusaContainer): Knex {
   return container.resolve(ContainerRegistrationKeys.PG_CONNECTION) as unknown as Knex;

@@ -11,6 +11,7 @@ import {
   type SessionRow,
 } from "./lookups";
 import { flagOverdueOutcomes } from "./outcome-overdue";
+import { resendRecordedWrites } from "./recorded-writes";
 import { resolveOne } from "./resolve-unknown-session";
 
 export interface ReconcileReport {
@@ -24,6 +25,11 @@ export interface ReconcileReport {
    * (OUTCOME_OVERDUE: no webhook long after its last scheduled attempt).
    */
   flagged: string[];
+  /**
+   * Payments with a capture or refund Medusa recorded that never reached the service (a process
+   * killed between the two): sent again, or removed when the service refused it (recorded-writes.ts).
+   */
+  resent: string[];
 }
 
 /**
@@ -41,6 +47,8 @@ export interface ReconcileReport {
  * Then it flags the sessions the service accepted (202) whose outcome is overdue: no webhook told it
  * the provider's `outcomeGraceMs` after the last scheduled attempt (see outcome-overdue.ts), and
  * releases what live payments of canceled orders still hold at the service (canceled-orders.ts).
+ * Last, it sends again the captures and refunds Medusa recorded that never reached the service
+ * (recorded-writes.ts).
  */
 export async function reconcileUnknownOutcomes(
   container: MedusaContainer,
@@ -49,7 +57,7 @@ export async function reconcileUnknownOutcomes(
   pageSize = SESSION_PAGE_SIZE,
 ): Promise<ReconcileReport> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
-  const report: ReconcileReport = { resolved: [], stillUnknown: [], flagged: [] };
+  const report: ReconcileReport = { resolved: [], stillUnknown: [], flagged: [], resent: [] };
   // Every unknown session not flagged yet, in pages: the flagged ones (left for a person) are not
   // read at all, so however many there are, a newer session whose key can still be sent is reached.
   // A releasing session is read even when flagged: its release is repeated until it is known.
@@ -84,6 +92,7 @@ export async function reconcileUnknownOutcomes(
   report.flagged.push(...(await flagOverdueOutcomes(container, now, pageSize)));
   // Payments of canceled orders that Medusa's order cancel left holding money at the service.
   await releaseCanceledOrderPayments(container, pageSize);
+  report.resent.push(...(await resendRecordedWrites(container, now, pageSize)));
   return report;
 }
 

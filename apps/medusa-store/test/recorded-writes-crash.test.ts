@@ -1,0 +1,213 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import type { MedusaContainer } from "@medusajs/framework/types";
+import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
+import { medusaIntegrationTestRunner, TestDatabaseUtils } from "@medusajs/test-utils";
+import { PurchaseAuthClient } from "@purchase-auth/core";
+import { RECORDED_WRITE_GRACE_MS, reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
+import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectMedusaMatchesService, orderWithPayments, placeOrder, type Shop } from "./support/checkout";
+import { openShop } from "./support/open-shop";
+import { startSandboxForMedusa } from "./support/sandbox-env";
+import { type Api, eventually } from "./support/store-api";
+
+// Medusa commits a capture's (or a refund's) row, then calls the provider. A store killed between
+// the two (SIGKILL of a real process, here a payment module on the store's database) leaves Medusa
+// showing money the service never captured or refunded. The reconcile job sends it again once the
+// row is old enough not to be a call still on its way, and Medusa's records end equal to the
+// service's; a capture the service no longer takes is removed instead.
+
+const WEBHOOK_SECRET = "whsec-recorded-writes-crash";
+const DB_NAME = "purchase-auth-medusa-recorded-writes-crash";
+const CHILD = fileURLToPath(new URL("./support/payment-module-process.cjs", import.meta.url));
+let sandbox: SandboxServer;
+let merchant: MerchantCredentials;
+
+beforeAll(async () => {
+  // medusa-config.ts reads the merchant's credentials when Medusa's runner loads it (after this hook).
+  ({ sandbox, merchant } = await startSandboxForMedusa(WEBHOOK_SECRET));
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+medusaIntegrationTestRunner({
+  dbName: DB_NAME,
+  cwd: process.cwd(),
+  testSuite: ({ api: untypedApi, getContainer }) => {
+    const api = untypedApi as unknown as Api & { defaults: { baseURL: string } };
+    let shop: Shop;
+    const container = () => getContainer() as MedusaContainer;
+
+    beforeAll(async () => {
+      ({ shop } = await openShop(api, container(), sandbox, merchant, WEBHOOK_SECRET));
+    });
+
+    const serviceOrderOf = (payment: { data: Record<string, unknown> }) =>
+      sandbox.orders().find((o) => o.orderId === payment.data.order_id)!;
+
+    async function paymentOf(orderId: string) {
+      const order = await orderWithPayments(shop, orderId);
+      const [payment] = order.payment_collections[0]!.payments;
+      return payment!;
+    }
+
+    /** The job as it runs once the grace for calls on their way has passed (or, `early`, before). */
+    const runJob = (early = false) =>
+      reconcileUnknownOutcomes(
+        container(),
+        new Date(Date.now() + (early ? 0 : RECORDED_WRITE_GRACE_MS + 60_000)),
+      );
+
+    async function transactionsOf(orderId: string, reference: "capture" | "refund") {
+      const orders = container().resolve(Modules.ORDER);
+      const transactions = await orders.listOrderTransactions({ order_id: orderId });
+      return transactions.filter((t) => t.reference === reference);
+    }
+
+    /** How many rows of `table` (capture or refund) payment `paymentId` has, read from the database. */
+    async function rowsOf(table: "capture" | "refund", paymentId: string): Promise<number> {
+      const knex = container().resolve(ContainerRegistrationKeys.PG_CONNECTION) as unknown as {
+        raw(sql: string, bindings: unknown[]): Promise<{ rows: Array<{ count: string }> }>;
+      };
+      const { rows } = await knex.raw(
+        `select count(*) from ${table} where payment_id = ? and deleted_at is null`,
+        [paymentId],
+      );
+      return Number(rows[0]!.count);
+    }
+
+    /**
+     * Runs Medusa's capture or refund of `amount` on payment `paymentId` in a process of its own, and
+     * kills it (SIGKILL) once its row is committed. Meanwhile every read of an order at the service
+     * is held (its provider reads the order before it sends anything), so nothing was sent. A read of
+     * the store's own (a webhook followed) is only held a while.
+     */
+    async function crashDuring(operation: "capture" | "refund", paymentId: string, amount: number) {
+      const rowsBefore = await rowsOf(operation, paymentId);
+      sandbox.injectFault({
+        kind: "latency",
+        match: { method: "GET", path: "/manage/orders/" },
+        count: null,
+        latencyMs: 15_000,
+      });
+      let child: ChildProcess | undefined;
+      const output: string[] = [];
+      try {
+        child = spawn(process.execPath, [CHILD], {
+          cwd: process.cwd(),
+          env: {
+            ...process.env,
+            PAYMENT_MODULE_TASK: JSON.stringify({
+              databaseUrl: TestDatabaseUtils.getDatabaseURL(DB_NAME),
+              providerOptions: {
+                baseUrl: sandbox.url,
+                clientId: merchant.clientId,
+                clientSecret: merchant.clientSecret,
+                scope: merchant.scope,
+                webhookSecret: WEBHOOK_SECRET,
+              },
+              operation,
+              paymentId,
+              amount,
+            }),
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        child.stdout!.on("data", (chunk) => output.push(String(chunk)));
+        child.stderr!.on("data", (chunk) => output.push(String(chunk)));
+        const exited = once(child, "exit");
+        await eventually(async () => {
+          if (child!.exitCode !== null) throw new Error(`the process ended first: ${output.join("")}`);
+          return (await rowsOf(operation, paymentId)) > rowsBefore ? true : undefined;
+        }, 90_000);
+        child.kill("SIGKILL");
+        const [, signal] = await exited;
+        expect(signal).toBe("SIGKILL");
+      } finally {
+        if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+        sandbox.clearFaults();
+      }
+    }
+
+    describe("a capture recorded by a store killed before it was sent", () => {
+      it("is sent by the job once the grace has passed, once, with its order transaction", async () => {
+        const { orderId } = await placeOrder(shop, "capture-crash@example.com");
+        const placed = await paymentOf(orderId);
+        await crashDuring("capture", placed.id, 30);
+
+        const crashed = await paymentOf(orderId);
+        expect(crashed.captures?.map((c) => Number(c.amount))).toEqual([30]);
+        expect(serviceOrderOf(crashed).capturedAmount).toBe("0.00"); // Medusa above the service
+
+        // A call could still be on its way: not yet.
+        expect((await runJob(true)).resent).toEqual([]);
+        expect(serviceOrderOf(crashed).capturedAmount).toBe("0.00");
+
+        expect((await runJob()).resent).toEqual([placed.id]);
+        const after = await paymentOf(orderId);
+        expect(after.captures?.map((c) => Number(c.amount))).toEqual([30]);
+        expect(serviceOrderOf(after).capturedAmount).toBe("30.00");
+        const transactions = await transactionsOf(orderId, "capture");
+        expect(transactions.map((t) => Number(t.amount))).toEqual([30]);
+        await expectMedusaMatchesService(shop, orderId);
+
+        // Done: the next run sends nothing, records nothing.
+        expect((await runJob()).resent).toEqual([]);
+        expect(serviceOrderOf(after).capturedAmount).toBe("30.00");
+        expect((await paymentOf(orderId)).captures).toHaveLength(1);
+        expect(sandbox.orders().filter((o) => o.orderId === after.data.order_id)).toHaveLength(1);
+      });
+
+      it("is removed when the service no longer takes it, and Medusa shows what the service holds", async () => {
+        const { orderId } = await placeOrder(shop, "capture-refused@example.com");
+        const placed = await paymentOf(orderId);
+        await crashDuring("capture", placed.id, 30);
+        // Meanwhile the authorization was cancelled at the service (by the merchant, elsewhere).
+        const client = new PurchaseAuthClient({
+          baseUrl: sandbox.url,
+          clientId: merchant.clientId,
+          clientSecret: merchant.clientSecret,
+          scope: merchant.scope,
+        });
+        await client.orders.cancel(String(placed.data.order_id), {}, { idempotencyKey: randomUUID() });
+
+        expect((await runJob()).resent).toEqual([placed.id]);
+        const after = await paymentOf(orderId);
+        expect(after.captures ?? []).toEqual([]);
+        expect(serviceOrderOf(after)).toMatchObject({ status: "Cancelled", capturedAmount: "0.00" });
+        expect(after.canceled_at).not.toBeNull();
+        expect(await transactionsOf(orderId, "capture")).toEqual([]);
+        await expectMedusaMatchesService(shop, orderId);
+      });
+    });
+
+    describe("a refund recorded by a store killed before it was sent", () => {
+      it("is sent by the job once, with its order transaction", async () => {
+        const { orderId } = await placeOrder(shop, "refund-crash@example.com");
+        const placed = await paymentOf(orderId);
+        const captured = await api.post(`/admin/payments/${placed.id}/capture`, {}, { headers: shop.admin });
+        expect(captured.status).toBe(200);
+        await crashDuring("refund", placed.id, 20);
+
+        const crashed = await paymentOf(orderId);
+        expect(crashed.refunds?.map((r) => Number(r.amount))).toEqual([20]);
+        expect(serviceOrderOf(crashed).refundedAmount).toBe("0.00");
+
+        expect((await runJob()).resent).toEqual([placed.id]);
+        const after = await paymentOf(orderId);
+        expect(after.refunds?.map((r) => Number(r.amount))).toEqual([20]);
+        expect(serviceOrderOf(after)).toMatchObject({ capturedAmount: "79.60", refundedAmount: "20.00" });
+        expect((await transactionsOf(orderId, "refund")).map((t) => Number(t.amount))).toEqual([-20]);
+        await expectMedusaMatchesService(shop, orderId);
+
+        expect((await runJob()).resent).toEqual([]);
+        expect(serviceOrderOf(after).refundedAmount).toBe("20.00");
+      });
+    });
+  },
+});
