@@ -13,6 +13,10 @@ export interface AccessToken {
   readonly refreshAt: number;
 }
 
+/** After a failed background refresh, the first pause before the next; it doubles up to the cap. */
+const BACKGROUND_RETRY_BASE_MS = 2_000;
+const BACKGROUND_RETRY_MAX_MS = 30_000;
+
 export interface TokenProviderOptions {
   tokenUrl: URL;
   clientId: string;
@@ -35,6 +39,9 @@ export class TokenProvider {
   readonly #options: TokenProviderOptions;
   #current: AccessToken | undefined;
   #inFlight: Promise<AccessToken> | undefined;
+  /** No background refresh before this (epoch ms, our clock); set by a failed one. */
+  #backgroundPausedUntil = 0;
+  #failedBackgroundTries = 0;
 
   constructor(options: TokenProviderOptions) {
     this.#options = options;
@@ -55,15 +62,33 @@ export class TokenProvider {
     const now = this.#options.now();
     if (now < current.refreshAt) return current;
     if (now < current.expiresAt) {
-      this.#refresh().catch((error: unknown) => {
-        // The current token still works; the next call after the margin tries again.
-        this.#options.logger.warn?.("purchase-auth: background token refresh failed", {
-          error: describe(error),
-        });
-      });
+      this.#refreshInBackground(current, now);
       return current;
     }
     return undefined;
+  }
+
+  /**
+   * Starts the one background refresh, unless one is running or a failed one asked for a pause:
+   * while the token endpoint fails, retrying on every call would turn each service call into a
+   * token request and a warning.
+   */
+  #refreshInBackground(current: AccessToken, now: number): void {
+    if (this.#inFlight !== undefined || now < this.#backgroundPausedUntil) return;
+    this.#refresh().catch((error: unknown) => {
+      // The current token still works: try again after a pause that grows with each failure, never
+      // past its expiry (from then on callers wait for a token in the foreground).
+      this.#failedBackgroundTries += 1;
+      const pauseMs = Math.min(
+        BACKGROUND_RETRY_BASE_MS * 2 ** (this.#failedBackgroundTries - 1),
+        BACKGROUND_RETRY_MAX_MS,
+      );
+      this.#backgroundPausedUntil = Math.min(this.#options.now() + pauseMs, current.expiresAt);
+      this.#options.logger.warn?.("purchase-auth: background token refresh failed", {
+        error: describe(error),
+        retryInMs: Math.max(0, this.#backgroundPausedUntil - this.#options.now()),
+      });
+    });
   }
 
   /**
@@ -142,6 +167,8 @@ export class TokenProvider {
       refreshAt: requestedAt + refreshAfterMs,
     };
     this.#current = token;
+    this.#backgroundPausedUntil = 0;
+    this.#failedBackgroundTries = 0;
     logger.debug?.("purchase-auth: obtained access token", { expiresInSeconds: parsed.data.expires_in });
     return token;
   }
