@@ -323,9 +323,10 @@ export class OutcomeUnknownError extends PurchaseAuthError {
 
 /**
  * A key too old to be sent again: the service answers a key for one hour and forgets it after 24,
- * so a resend could be performed as new and charge twice. Thrown before anything is sent (or when
- * the service says IDEMPOTENCY_RESPONSE_EXPIRED for a write whose outcome was unknown). The
- * original's fate stays unknown: look it up at the service and decide by hand.
+ * so a resend could be performed as new and charge twice. Thrown before anything is sent, or when
+ * the service answers IDEMPOTENCY_RESPONSE_EXPIRED (then with its `reason` and `requestId`; on a
+ * first send the key was used before, possibly by another process). The original's fate stays
+ * unknown: look it up at the service and decide by hand.
  */
 export class IdempotencyWindowPassedError extends PurchaseAuthError {
   static override readonly kind: string = "IdempotencyWindowPassedError";
@@ -335,6 +336,7 @@ export class IdempotencyWindowPassedError extends PurchaseAuthError {
   static override isInstance(value: unknown): value is IdempotencyWindowPassedError {
     return kindOf(value) === "IdempotencyWindowPassedError";
   }
+  /** When this client first sent the key (this call's send when another had used it earlier). */
   readonly firstSentAt: Date;
   constructor(
     message: string,

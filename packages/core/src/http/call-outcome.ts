@@ -74,6 +74,33 @@ export function windowPassed(
   );
 }
 
+/**
+ * IDEMPOTENCY_RESPONSE_EXPIRED: the service stored a response for this key over its replay window
+ * ago, so whatever that request did stays unknown. When nothing of ours with this key may have taken
+ * effect before this answer, this call was the first we know of: the key was used by someone else
+ * (another process, a restart), and the message must not claim an earlier send of ours.
+ */
+function responseExpired(
+  call: CallDescription,
+  state: CallState,
+  error: PurchaseAuthError,
+  nowMs: number,
+): IdempotencyWindowPassedError {
+  const firstSentAt = state.firstSentAt ?? new Date(nowMs);
+  // The service's answer stays on the error: its reason and request id, for support.
+  const answer = { status: error.status, requestId: error.requestId, reasons: error.reasons, cause: error };
+  if (state.mayHaveTakenEffect) {
+    return new IdempotencyWindowPassedError(
+      `${call.operation}: the service answered IDEMPOTENCY_RESPONSE_EXPIRED: this idempotency key was first sent at ${firstSentAt.toISOString()}, past the service's idempotency window; it is not sent again (it could charge twice). Look the write up at the service.`,
+      { idempotencyKey: call.idempotencyKey!, firstSentAt, ...answer },
+    );
+  }
+  return new IdempotencyWindowPassedError(
+    `${call.operation}: the service answered IDEMPOTENCY_RESPONSE_EXPIRED: its stored response for this idempotency key has expired, so the key was used before (possibly by another process) and what that request did is unknown. The key is not sent again (it could charge twice). Look the write up at the service.`,
+    { idempotencyKey: call.idempotencyKey!, firstSentAt, ...answer },
+  );
+}
+
 /** A key said to be first sent later than now: its age, so its window, cannot be told. */
 export function firstSentInFuture(
   call: CallDescription,
@@ -111,7 +138,7 @@ export function definiteOutcome(
 ): PurchaseAuthError {
   if (call.write === undefined) return error;
   if (IdempotencyError.isInstance(error) && error.reason === "IDEMPOTENCY_RESPONSE_EXPIRED") {
-    return windowPassed(call, state.firstSentAt ?? new Date(nowMs), error);
+    return responseExpired(call, state, error, nowMs);
   }
   if (isUncertainWrite(call, state) && !isAboutTheKey(error, fromService)) {
     return unknownOutcome(call, state, `then HTTP ${error.status}`, error, nowMs);
