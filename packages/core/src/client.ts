@@ -2,6 +2,7 @@ import { inspect } from "node:util";
 import type { Dispatcher } from "undici";
 import { TokenProvider } from "./auth/token-provider.js";
 import { type PurchaseAuthClientOptions, type ResolvedOptions, resolveOptions } from "./config/options.js";
+import type { ServicePaths } from "./config/wire-names.js";
 import type { UnknownWrite } from "./errors/errors.js";
 import { Executor } from "./http/executor.js";
 import { createDefaultDispatcher } from "./http/transport.js";
@@ -25,6 +26,11 @@ export class PurchaseAuthClient {
   readonly authorizations: Authorizations;
   readonly orders: Orders;
   readonly customerTokens: CustomerTokens;
+  /**
+   * The paths this client sends to (the defaults with the `paths` option applied), for code that
+   * builds a request record of its own, such as an `UnknownWrite` to resend.
+   */
+  readonly paths: Readonly<ServicePaths>;
   readonly #options: ResolvedOptions;
   readonly #executor: Executor;
   readonly #dispatcher: Dispatcher;
@@ -34,6 +40,7 @@ export class PurchaseAuthClient {
   constructor(options: PurchaseAuthClientOptions) {
     const resolved = resolveOptions(options);
     this.#options = resolved;
+    this.paths = Object.freeze({ ...resolved.paths });
     this.#ownsDispatcher = resolved.dispatcher === undefined;
     this.#dispatcher = resolved.dispatcher ?? createDefaultDispatcher();
     const tokens = new TokenProvider({

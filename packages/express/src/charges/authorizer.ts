@@ -14,7 +14,7 @@ import type { ResolvedOptions } from "../options.js";
 import type { PaymentAlert } from "../reconcile/alerts.js";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
 import type { Charges } from "./charges.js";
-import { stillConfirming, wasNotDelivered } from "./create-sends.js";
+import { authorizationsPathOf, stillConfirming, wasNotDelivered } from "./create-sends.js";
 import { InFlight } from "./in-flight.js";
 import { isoString } from "./iso-time.js";
 import { mayHaveReachedBefore } from "./operation-log.js";
@@ -191,7 +191,8 @@ export class Authorizer {
     const current = (await this.#deps.charges.apply(charge.reference, news)) ?? charge;
     if (current.attempt === charge.attempt && current.status === "failed") throw error;
     if (isSameUnansweredAttempt(current, charge)) {
-      throw stillConfirming(current.pendingAuthorization ?? sent, error);
+      const path = authorizationsPathOf(this.#deps.options.client);
+      throw stillConfirming(current.pendingAuthorization ?? sent, error, path);
     }
     return current;
   }

@@ -2,6 +2,7 @@ import {
   type AuthorizationRequest,
   DEFAULT_PATHS,
   OutcomeUnknownError,
+  type PurchaseAuthClient,
   PurchaseAuthError,
   validateAuthorizationRequest,
 } from "@purchase-auth/core";
@@ -76,9 +77,14 @@ export function wasNotDelivered(error: unknown): boolean {
  * The error for a send that did nothing while another send of the same key may have reached the
  * service (another instance's, the reconciler's, or an earlier one): the charge stays pending for
  * that key, so never "nothing was charged". Answered 503 `payment-confirming`; `router.charge()`
- * callers see core's OutcomeUnknownError (retry: same-key). Its `write` names the default path.
+ * callers see core's OutcomeUnknownError (retry: same-key). Its `write` names `path`, where the
+ * client sends creates, so `client.resendUnknownWrite(error.write)` goes there too.
  */
-export function stillConfirming(pending: PendingAuthorization, cause: unknown): OutcomeUnknownError {
+export function stillConfirming(
+  pending: PendingAuthorization,
+  cause: unknown,
+  path: string,
+): OutcomeUnknownError {
   return new OutcomeUnknownError(
     "Create authorization: this send did not reach the service, but another send of the same idempotency key may have; the charge stays pending: repeat with the same key (the reconciler does)",
     {
@@ -86,13 +92,22 @@ export function stillConfirming(pending: PendingAuthorization, cause: unknown): 
       write: {
         operation: "authorizations.create",
         method: "POST",
-        path: DEFAULT_PATHS.authorizations,
+        path,
         body: wireBody(pending.request),
         idempotencyKey: pending.idempotencyKey,
         firstSentAt: pending.firstSentAt,
       },
     },
   );
+}
+
+/**
+ * Where `client` sends creates: its `paths` override applied. A client from an older copy of core
+ * does not say; it is assumed to use the default path.
+ */
+export function authorizationsPathOf(client: Pick<PurchaseAuthClient, "paths">): string {
+  const paths = (client as { paths?: { authorizations?: unknown } }).paths;
+  return typeof paths?.authorizations === "string" ? paths.authorizations : DEFAULT_PATHS.authorizations;
 }
 
 function wireBody(request: AuthorizationRequest): string | undefined {
