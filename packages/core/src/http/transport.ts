@@ -217,23 +217,6 @@ export function headerValue(headers: HttpResponse["headers"], name: string): str
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Error codes of a connection that broke under us: the request may or may not have arrived. */
-const CONNECTION_RESET_CODES = new Set([
-  "ECONNRESET",
-  "EPIPE",
-  "UND_ERR_SOCKET",
-  "UND_ERR_CLOSED",
-  "ECONNREFUSED",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "ETIMEDOUT",
-  "EAI_AGAIN",
-]);
-
-export function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  return typeof code === "string" && CONNECTION_RESET_CODES.has(code);
-}
-
 /** A reset on a socket that was probably reused from the keep-alive pool. */
 export function isStaleSocketReset(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code;
