@@ -208,6 +208,35 @@ medusaIntegrationTestRunner({
         expect((await runJob()).resent).toEqual([]);
         expect(serviceOrderOf(after).refundedAmount).toBe("20.00");
       });
+
+      it("is kept for the next run when its redo meets a passing fault, never lost", async () => {
+        const { orderId } = await placeOrder(shop, "refund-fault@example.com");
+        const placed = await paymentOf(orderId);
+        const captured = await api.post(`/admin/payments/${placed.id}/capture`, {}, { headers: shop.admin });
+        expect(captured.status).toBe(200);
+        await crashDuring("refund", placed.id, 20);
+
+        // The service is unreachable for refunds during the run: the redo fails, and is kept.
+        sandbox.injectFault({
+          kind: "unavailable",
+          match: { method: "POST", path: "/manage/orders/" },
+          count: null,
+        });
+        try {
+          expect((await runJob()).resent).toEqual([]);
+        } finally {
+          sandbox.clearFaults();
+        }
+        expect(serviceOrderOf(placed).refundedAmount).toBe("0.00");
+
+        expect((await runJob()).resent).toEqual([placed.id]);
+        const after = await paymentOf(orderId);
+        expect(after.refunds?.map((r) => Number(r.amount))).toEqual([20]);
+        expect(serviceOrderOf(after).refundedAmount).toBe("20.00");
+        expect((await transactionsOf(orderId, "refund")).map((t) => Number(t.amount))).toEqual([-20]);
+        await expectMedusaMatchesService(shop, orderId);
+        expect((await runJob()).resent).toEqual([]);
+      });
     });
   },
 });

@@ -1,4 +1,5 @@
 import { expect, it } from "vitest";
+import { RECORDED_WRITE_GRACE_MS, resendRecordedWrites } from "../src/workflows/recorded-writes";
 import { syncProviderTests } from "./support/sync-provider-tests";
 
 // Medusa calls the provider's capture and refund outside any lock of its own (its row lock covers
@@ -48,5 +49,19 @@ syncProviderTests("concurrent-captures-refunds", (t) => {
     expect(t.serviceOrder(orderId)?.refundedAmount).toBe("66.67");
     await payment.refundPayment({ payment_id: paymentId, amount: "33.33" });
     expect(t.serviceOrder(orderId)?.refundedAmount).toBe("100.00");
+  });
+
+  it("a payment whose recorded amounts round to the service's is not read again by every job run", async () => {
+    // 100 / 3 is recorded as 33.333333333333336; the service and the data say 33.33. Each run took
+    // it for a capture never sent, locked it and read the service twice. Found by a review.
+    const { paymentId, orderId } = await t.authorizedPayment(100 / 3);
+    await payment.capturePayment({ payment_id: paymentId });
+    expect(t.serviceOrder(orderId)?.capturedAmount).toBe("33.33");
+    const later = new Date(Date.now() + RECORDED_WRITE_GRACE_MS + 60_000);
+    // The job's pass over captures and refunds Medusa recorded but never sent.
+    await resendRecordedWrites(t.container(), later);
+    const before = t.sandbox().stats().requests;
+    expect(await resendRecordedWrites(t.container(), later)).toEqual([]);
+    expect(t.sandbox().stats().requests - before).toBe(0);
   });
 });

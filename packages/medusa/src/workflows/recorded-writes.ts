@@ -2,8 +2,10 @@ import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework
 import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
 import { capturePaymentWorkflow, refundPaymentWorkflow } from "@medusajs/medusa/core-flows";
 import { toCents } from "@purchase-auth/core";
+import { orderLockName, withAdvisoryLock } from "../providers/purchase-auth/advisory-lock";
 import { sumExact, toCentsRounded } from "../providers/purchase-auth/amounts";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
+import { readData } from "../providers/purchase-auth/session-data";
 import { followServicePayment } from "./follow-service";
 import { knexOf, OURS, SESSION_PAGE_SIZE } from "./lookups";
 import { withPaymentLock } from "./payment-lock";
@@ -53,16 +55,17 @@ export async function resendRecordedWrites(
   const settledBefore = new Date(now.getTime() - RECORDED_WRITE_GRACE_MS);
   for await (const row of paymentsAboveTheirData(container, now, pageSize)) {
     try {
-      // Decided and removed under the payment's lock (a follow of the service's figures would read
-      // the records meanwhile); done again outside it: Medusa's workflow takes the order's lock in
-      // the provider, and a flow holding one lock must not wait for a slot to take another.
+      // Decided and set aside under the payment's and the order's locks (a follow of the service's
+      // figures, or a provider call still on its way, reads the records meanwhile); done again
+      // outside them: Medusa's workflow takes the order's lock in the provider, and a flow holding
+      // one lock must not wait for a slot to take another.
       const unsent = await withPaymentLock(container, row.id, () =>
         takeOldestUnsent(container, row, settledBefore),
       );
       if (unsent === undefined) continue;
-      await sendAgain(container, row, unsent);
+      const settled = await sendAgain(container, row, unsent);
       await withPaymentLock(container, row.id, () => followServicePayment(container, row));
-      repaired.push(row.id);
+      if (settled) repaired.push(row.id);
     } catch (error) {
       logger.error(
         `purchase-auth: sending again what payment ${row.id} recorded failed: ${(error as Error).message}`,
@@ -79,8 +82,9 @@ interface PaymentRow {
 }
 
 /**
- * This provider's payments whose recorded captures or refunds add up to more than the service's
- * figures their data last read (a call answered writes them in), with one made in the last 30 days.
+ * This provider's payments with a capture or refund made in the last 30 days whose recorded
+ * captures or refunds add up (to the cent) to more than the service's figures their data last read
+ * (a call answered writes them in), and those with a row set aside for a redo not done yet.
  */
 async function* paymentsAboveTheirData(
   container: MedusaContainer,
@@ -90,19 +94,21 @@ async function* paymentsAboveTheirData(
   const since = new Date(now.getTime() - LOOK_BACK_MS);
   const figure = (field: string) =>
     `case when p.data->>'${field}' ~ '^[0-9]+([.][0-9]+){0,1}$' then (p.data->>'${field}')::numeric else 0 end`;
+  const recorded = (table: string) =>
+    `round((select coalesce(sum(w.amount), 0) from ${table} w where w.payment_id = p.id and w.deleted_at is null), 2)`;
   let afterId = "";
   for (;;) {
     const { rows } = await knexOf(container).raw(
       `select p.id, p.provider_id, p.data from payment p
-       where p.provider_id like ? and p.deleted_at is null and p.id > ?
-         and (exists (select 1 from capture c where c.payment_id = p.id and c.deleted_at is null and c.created_at > ?)
-              or exists (select 1 from refund r where r.payment_id = p.id and r.deleted_at is null and r.created_at > ?))
-         and ((select coalesce(sum(c.amount), 0) from capture c where c.payment_id = p.id and c.deleted_at is null)
-                > ${figure("captured_amount")}
-              or (select coalesce(sum(r.amount), 0) from refund r where r.payment_id = p.id and r.deleted_at is null)
-                > ${figure("refunded_amount")})
+       where p.id in (select payment_id from capture where created_at > ?
+                      union select payment_id from refund where created_at > ?)
+         and p.provider_id like ? and p.deleted_at is null and p.id > ?
+         and (${recorded("capture")} > ${figure("captured_amount")}
+              or ${recorded("refund")} > ${figure("refunded_amount")}
+              or exists (select 1 from capture c where c.payment_id = p.id and c.deleted_at is not null)
+              or exists (select 1 from refund r where r.payment_id = p.id and r.deleted_at is not null))
        order by p.id limit ?`,
-      [OURS, afterId, since, since, pageSize],
+      [since, since, OURS, afterId, pageSize],
     );
     yield* rows as unknown as PaymentRow[];
     if (rows.length < pageSize) return;
@@ -116,53 +122,79 @@ interface Unsent {
 }
 
 /**
- * The oldest capture (else refund) of the payment the service never got, removed from Medusa's
- * records; undefined when there is none (the data only lagged, a process killed after the service
- * answered: it gets the service's figures). Its redo aims at the total Medusa records, so it also
- * sends any newer row lost the same way. Runs under the payment's lock.
+ * The row of the payment to do again: one set aside by an earlier run whose redo did not settle,
+ * else the oldest capture (then refund) the service never got, now set aside (soft-deleted: Medusa's
+ * records no longer count it, and it keeps its amount, who and why until its redo settles; Medusa
+ * itself only ever deletes such rows for good). Undefined when there is none: the data only lagged (a
+ * process killed after the service answered), and it gets the service's figures. The redo aims at
+ * the total Medusa records, so it also sends any newer row lost the same way. Runs under the
+ * payment's lock, and the order's, which a provider call on its way holds.
  */
 async function takeOldestUnsent(
   container: MedusaContainer,
   row: PaymentRow,
   settledBefore: Date,
 ): Promise<Unsent | undefined> {
-  const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
-  const stored = await payment.retrievePayment(row.id, {
-    select: ["id", "data"],
-    relations: ["captures", "refunds"],
+  const orderId = readData(row.data ?? undefined).order_id;
+  if (!orderId) return undefined;
+  return await withAdvisoryLock(knexOf(container), orderLockName(orderId), async () => {
+    const setAside = await setAsideRow(container, row.id);
+    if (setAside) return setAside;
+    const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
+    const stored = await payment.retrievePayment(row.id, {
+      select: ["id", "data"],
+      relations: ["captures", "refunds"],
+    });
+    const captures = (stored.captures ?? []) as unknown as Recorded[];
+    const refunds = (stored.refunds ?? []) as unknown as Recorded[];
+    // A call may still be on its way: its row is not taken for a lost one yet.
+    if ([...captures, ...refunds].some((r) => new Date(r.created_at) > settledBefore)) return undefined;
+    const order = await purchaseAuthProvider(container, row.provider_id).serviceOrder(stored.data);
+    if (!order) return undefined;
+    // Captures first: a refund needs the money captured.
+    const [capture] = newestAbove(captures, toCents(order.capturedAmount));
+    const [refund] = newestAbove(refunds, toCents(order.refundedAmount));
+    const unsent: Unsent | undefined = capture
+      ? { kind: "capture", row: capture }
+      : refund
+        ? { kind: "refund", row: refund }
+        : undefined;
+    if (unsent === undefined) {
+      await followServicePayment(container, row);
+      return undefined;
+    }
+    await knexOf(container).raw(`update ${unsent.kind} set deleted_at = now() where id = ?`, [unsent.row.id]);
+    return unsent;
   });
-  const captures = (stored.captures ?? []) as unknown as Recorded[];
-  const refunds = (stored.refunds ?? []) as unknown as Recorded[];
-  // A call may still be on its way: its row is not taken for a lost one yet.
-  if ([...captures, ...refunds].some((r) => new Date(r.created_at) > settledBefore)) return undefined;
-  const order = await purchaseAuthProvider(container, row.provider_id).serviceOrder(stored.data);
-  if (!order) return undefined;
-  // Captures first: a refund needs the money captured.
-  const [capture] = newestAbove(captures, toCents(order.capturedAmount));
-  if (capture) {
-    await payment.deleteCaptures([capture.id]);
-    return { kind: "capture", row: capture };
+}
+
+/** A row of the payment set aside by an earlier run (Medusa never soft-deletes these rows). */
+async function setAsideRow(container: MedusaContainer, paymentId: string): Promise<Unsent | undefined> {
+  for (const kind of ["capture", "refund"] as const) {
+    const extra = kind === "refund" ? ", note, refund_reason_id" : "";
+    const { rows } = await knexOf(container).raw(
+      `select id, amount, raw_amount, created_at, created_by${extra} from ${kind}
+       where payment_id = ? and deleted_at is not null order by created_at, id limit 1`,
+      [paymentId],
+    );
+    if (rows[0]) return { kind, row: rows[0] as unknown as Recorded };
   }
-  const [refund] = newestAbove(refunds, toCents(order.refundedAmount));
-  if (refund) {
-    await payment.deleteRefunds([refund.id]);
-    return { kind: "refund", row: refund };
-  }
-  await followServicePayment(container, row);
   return undefined;
 }
 
 /**
- * Medusa's own capture or refund workflow, for the removed row's amount, who and why. If the service
- * refuses it, Medusa removes its new row as for any refused call, and Medusa shows what the service
- * holds.
+ * Medusa's own capture or refund workflow, for the set-aside row's amount, who and why. True when it
+ * settled: sent (the row set aside is then removed for good), or refused by the service for good
+ * (Medusa removes its new row as for any refused call, and shows what the service holds). A passing
+ * failure (the service unreachable, a lock timeout) leaves the row set aside for the next run.
  */
-async function sendAgain(container: MedusaContainer, payment: PaymentRow, unsent: Unsent): Promise<void> {
+async function sendAgain(container: MedusaContainer, payment: PaymentRow, unsent: Unsent): Promise<boolean> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
   const { kind, row } = unsent;
   logger.warn(
     `purchase-auth: ${kind} ${row.id} of payment ${payment.id} (${amountOf(row)}) was recorded but never reached the service; sending it again`,
   );
+  const before = await liveTotal(container, kind, payment.id);
   try {
     if (kind === "capture") {
       await capturePaymentWorkflow(container).run({
@@ -184,10 +216,55 @@ async function sendAgain(container: MedusaContainer, payment: PaymentRow, unsent
       });
     }
   } catch (error) {
-    logger.error(
-      `purchase-auth: the service did not take ${kind} ${row.id} of payment ${payment.id} again (${(error as Error).message}); Medusa now shows what the service holds`,
-    );
+    const message = (error as Error).message;
+    if ((await liveTotal(container, kind, payment.id)) > before) {
+      // Medusa recorded the redo (and the provider sent it); a later step of its workflow failed.
+      logger.error(
+        `purchase-auth: ${kind} ${row.id} of payment ${payment.id} was sent again, but Medusa's workflow failed after recording it (${message}); check the order's transactions`,
+      );
+    } else if (await refusedForGood(container, payment, kind, row)) {
+      logger.error(
+        `purchase-auth: the service does not take ${kind} ${row.id} of payment ${payment.id} any more (${message}); it is removed, and Medusa shows what the service holds`,
+      );
+    } else {
+      logger.warn(
+        `purchase-auth: sending ${kind} ${row.id} of payment ${payment.id} again failed (${message}); the next run repeats it`,
+      );
+      return false;
+    }
   }
+  await knexOf(container).raw(`delete from ${kind} where id = ? and deleted_at is not null`, [row.id]);
+  return true;
+}
+
+/** What Medusa's live rows of the payment add up to, in cents. */
+async function liveTotal(
+  container: MedusaContainer,
+  kind: Unsent["kind"],
+  paymentId: string,
+): Promise<bigint> {
+  const { rows } = await knexOf(container).raw(
+    `select amount, raw_amount from ${kind} where payment_id = ? and deleted_at is null`,
+    [paymentId],
+  );
+  return toCentsRounded(sumExact((rows as unknown as Recorded[]).map(amountOf)));
+}
+
+/** True when the service's order cannot take the row's amount: nothing left to capture (or refund). */
+async function refusedForGood(
+  container: MedusaContainer,
+  payment: PaymentRow,
+  kind: Unsent["kind"],
+  row: Recorded,
+): Promise<boolean> {
+  const order = await purchaseAuthProvider(container, payment.provider_id).serviceOrder(payment.data);
+  if (!order) return false;
+  const amount = toCentsRounded(amountOf(row));
+  const left =
+    kind === "capture"
+      ? toCents(order.totalAmount) - toCents(order.capturedAmount) - toCents(order.cancelledAmount)
+      : toCents(order.capturedAmount) - toCents(order.refundedAmount);
+  return left < amount;
 }
 
 /** The newest rows whose sum lies above `atService`, oldest first: those the service never got. */

@@ -7,6 +7,11 @@ import type { Knex } from "./session-sql";
 // locks a Medusa payment (following the service, repairing a canceled order) and a service order
 // (the provider's capture and refund, which Medusa calls outside any lock of its own).
 
+/** The lock of the service's order `orderId`, held by the provider's captures and refunds. */
+export function orderLockName(orderId: string): string {
+  return `purchase-auth:order:${orderId}`;
+}
+
 const held = new AsyncLocalStorage<ReadonlySet<string>>();
 
 /**

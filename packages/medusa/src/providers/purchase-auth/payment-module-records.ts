@@ -1,5 +1,5 @@
 import { MedusaError } from "@medusajs/framework/utils";
-import { withAdvisoryLock } from "./advisory-lock";
+import { orderLockName, withAdvisoryLock } from "./advisory-lock";
 import { isPurchaseAuthProviderId } from "./provider-ids";
 import { type PurchaseAuthData, readData } from "./session-data";
 import {
@@ -94,7 +94,7 @@ export class PaymentModuleRecords {
    * time (Medusa calls them outside any lock, two at once would both send it).
    */
   async withOrderLock<T>(orderId: string, work: () => Promise<T>): Promise<T> {
-    return await withAdvisoryLock(this.#pg(), `purchase-auth:order:${orderId}`, work);
+    return await withAdvisoryLock(this.#pg(), orderLockName(orderId), work);
   }
 
   async #amountsOfPaymentOf(service: "captureService" | "refundService", id: string): Promise<unknown[]> {
