@@ -48,6 +48,14 @@ export const authorizeStoredTokenChargeStep = createStep(
       currency_code: session.currency_code,
       service_order_id: data.order_id,
     };
+    if (session.payment?.canceled_at) {
+      // The payment module hands back a session's payment even once canceled, without asking the
+      // provider: it was canceled (hold expired or cancelled at the service) after the plan was made.
+      throw new MedusaError(
+        MedusaError.Types.CONFLICT,
+        `Payment ${session.payment.id} of payment session ${session.id} was canceled meanwhile (its authorization expired or was cancelled at the service): run the charge again for a new attempt.`,
+      );
+    }
     if (session.payment) {
       const captures = session.payment.captures ?? [];
       if (captures.length > 0) {

@@ -74,6 +74,8 @@ function settled(
  *   next attempt with a new key (the provider saved the attempt number);
  * - its decline is not worth retrying: report the reason and stop, unless another token is charged
  *   now or `new_attempt` says the cause was fixed (then a new session: new keys);
+ * - its payment was canceled (the hold expired or was cancelled at the service): like a canceled
+ *   session, a new session (new keys), so the order is charged anew;
  * - otherwise: a payment collection for the order (reused when it has no payment) and a new session
  *   for the customer's token, through Medusa's own payment-session workflow, so the provider's
  *   initiate, authorize, webhooks and reconciliation apply unchanged.
@@ -139,7 +141,11 @@ export const prepareStoredTokenChargeStep = createStep(
       : {};
     let choice: TokenChoice | undefined;
     if (latest && latestData) {
-      const state = latestData.state;
+      // A session whose payment Medusa canceled (the hold expired or was cancelled at the service)
+      // keeps the state "authorized" in its data: it is over like a canceled session, and
+      // authorizing it again would only hand back the canceled payment, charging nothing.
+      const paymentCanceled = payments.some((p) => p.payment_session_id === latest.id && p.canceled_at);
+      const state = paymentCanceled ? "canceled" : latestData.state;
       if (state === "pending_authorization") {
         return new StepResponse(
           settled(order, { ...about, status: "pending", message: STATUS_MESSAGES.pending }),
