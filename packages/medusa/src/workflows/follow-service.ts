@@ -11,7 +11,7 @@ import { describeReason } from "../providers/purchase-auth/errors";
 import { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-ids";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData, writeData } from "../providers/purchase-auth/session-data";
-import { type Knex, markSessionOrderCanceled } from "../providers/purchase-auth/session-sql";
+import { type Knex, markSessionOrderCanceled, paidOtherwise } from "../providers/purchase-auth/session-sql";
 import {
   readAccountHolderData,
   TOKEN_NOT_FOUND,
@@ -114,7 +114,8 @@ export async function followCanceledOrder(container: MedusaContainer, orderId: s
 /**
  * An authorization failed asynchronously (after 202): the order was placed and waits for its
  * payment. The payment collection is marked failed and the order's metadata says why, so the
- * merchant sees it and nothing waits forever.
+ * merchant sees it and nothing waits forever; unless the collection was paid another way meanwhile
+ * (paidOtherwise, the rule a late success follows): then only the session reads failed.
  */
 export async function followFailedAuthorization(
   container: MedusaContainer,
@@ -132,6 +133,15 @@ export async function followFailedAuthorization(
     | { id: string; provider_id: string; payment_collection_id: string }
     | undefined;
   if (!session || !isPurchaseAuthProviderId(session.provider_id)) return;
+  const knex = container.resolve(ContainerRegistrationKeys.PG_CONNECTION) as unknown as Knex;
+  if (await paidOtherwise(knex, sessionId)) {
+    // Paid another way meanwhile (another session's payment in the collection holds the money):
+    // the session alone failed; the collection and the order must not read failed.
+    logger(container).info(
+      `purchase-auth: the authorization of payment session ${sessionId} failed at the service (${describeReason(reason)}); its payment collection was paid another way and is left as it is`,
+    );
+    return;
+  }
   const { data: collections } = await query.graph({
     entity: "payment_collection",
     fields: ["id", "order.id", "order.metadata"],
@@ -207,12 +217,8 @@ export async function followServicePayment(
     });
   }
   if (serviceRefunded > recordedRefunded) {
-    // The refund's key and target derive from the refunded total in the data: Medusa's own figure.
-    await updatePaymentData(
-      payment,
-      row.id,
-      writeData({ ...readData(stored.data ?? undefined), refunded_amount: formatCents(recordedRefunded) }),
-    );
+    // The provider aims at the refunds Medusa then records, which is the service's figure: nothing
+    // is sent.
     await payment.refundPayment({
       payment_id: row.id,
       amount: formatCents(serviceRefunded - recordedRefunded),
