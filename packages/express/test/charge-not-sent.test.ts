@@ -5,7 +5,7 @@ import {
   type WriteOptions,
 } from "@purchase-auth/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { type ChargeStore, MemoryChargeStore } from "../src/index.js";
+import { type ChargeRecord, type ChargeStore, MemoryChargeStore } from "../src/index.js";
 import { freshSchema, postgresStore } from "./support/database.js";
 import {
   type AppOptions,
@@ -56,9 +56,10 @@ function deferred() {
 
 /**
  * A client whose create calls wait at a gate (`entered` once one is there, `release()` to let it
- * go), then either never leave (core's `not_sent`) or go to the sandbox. Its options are recorded.
+ * go), then either never leave (core's `not_sent`) or go to the sandbox; `not_sent_once`: the first
+ * never leaves, later ones go. Its options are recorded.
  */
-function gatedClient(data: ShopData, fate: "not_sent" | "sent") {
+function gatedClient(data: ShopData, fate: "not_sent" | "sent" | "not_sent_once") {
   const real = new PurchaseAuthClient({
     baseUrl: data.sandbox.url,
     clientId: data.merchant.clientId,
@@ -75,7 +76,9 @@ function gatedClient(data: ShopData, fate: "not_sent" | "sent") {
         sends.push(options);
         entered.resolve();
         await gate.promise;
-        if (fate === "sent") return real.authorizations.create(request, options);
+        if (fate === "sent" || (fate === "not_sent_once" && sends.length > 1)) {
+          return real.authorizations.create(request, options);
+        }
         throw new ServiceUnavailableError(
           "Create authorization: the service could not be reached (the token endpoint is down); nothing was charged or changed, try again later",
           { outcome: "not_sent" },
@@ -86,6 +89,41 @@ function gatedClient(data: ShopData, fate: "not_sent" | "sent") {
     verifyWebhook: real.verifyWebhook.bind(real),
   } as unknown as PurchaseAuthClient;
   return { client, sends, entered: entered.promise, release: gate.resolve, close: () => real.close() };
+}
+
+/**
+ * `store` with its next `create` held once armed (`holdNextCreate()`): the store answers it, then
+ * the answer waits until `release()`. `read` resolves with the charge that create read.
+ */
+function heldCreates(store: ChargeStore) {
+  let armed: { read: (charge: ChargeRecord) => void; gate: Promise<void> } | undefined;
+  const create: ChargeStore["create"] = async (record) => {
+    const hold = armed;
+    armed = undefined;
+    const result = await store.create(record);
+    if (hold !== undefined) {
+      hold.read(result.charge);
+      await hold.gate;
+    }
+    return result;
+  };
+  const view = new Proxy(store, {
+    get(target, property) {
+      if (property === "create") return create;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const holdNextCreate = () => {
+    const gate = deferred();
+    let read: (charge: ChargeRecord) => void = () => undefined;
+    const charge = new Promise<ChargeRecord>((done) => {
+      read = done;
+    });
+    armed = { read, gate: gate.promise };
+    return { read: charge, release: gate.resolve };
+  };
+  return { store: view, holdNextCreate };
 }
 
 for (const kind of ["memory", "postgres"] as const) {
@@ -155,6 +193,57 @@ for (const kind of ["memory", "postgres"] as const) {
       expect(again).toMatchObject({ started: true, charge: { status: "captured" } });
       await app.router.reconcile();
       expect(data.sandbox.orders({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+    });
+
+    it("a repeated POST that read the charge pending while the first POST's send reached nothing: 503 service-unavailable as the first, and the next POST is the new attempt", async () => {
+      const [stored] = await storesOf(kind, 1);
+      const held = heldCreates(stored!);
+      const data = createShopData(shops.sandbox());
+      // The first create call waits at the gate, then never leaves; later ones reach the service.
+      const gated = gatedClient(data, "not_sent_once");
+      const app = await startShopApp(data, { ...QUIET, store: held.store, client: gated.client });
+      let repeat: ReturnType<typeof held.holdNextCreate> | undefined;
+      try {
+        const customer = data.customer();
+        const cartId = data.cart(customer);
+        const reference = data.referenceOf(cartId);
+        const paying = charge(app, customer, { cartId });
+        await gated.entered;
+        // The shopper repeats the POST: it reads the charge while its first send is under way.
+        repeat = held.holdNextCreate();
+        const repeating = charge(app, customer, { cartId });
+        expect(await repeat.read).toMatchObject({ status: "pending", attempt: 1 });
+
+        // The first send reaches nothing: the charge fails, and the first POST is told so.
+        gated.release();
+        const first = await paying;
+        expect(first.status).toBe(503);
+        expect(first.json).toMatchObject({ type: "urn:purchase-auth:problem:service-unavailable" });
+        expect(await stored!.findByReference(reference)).toMatchObject({
+          status: "failed",
+          reason: "SERVICE_UNAVAILABLE",
+          attempt: 1,
+        });
+
+        // The repeat, which read the attempt unanswered, is answered the same: never "failed".
+        repeat.release();
+        const second = await repeating;
+        expect(second.status).toBe(503);
+        expect(second.json).toMatchObject({ type: "urn:purchase-auth:problem:service-unavailable" });
+        expect(gated.sends).toHaveLength(1);
+        expect(data.sandbox.authorizations({ merchantId: data.merchant.merchantId })).toEqual([]);
+
+        // The shopper's next POST starts the new attempt, charged once.
+        const third = await charge(app, customer, { cartId });
+        expect(third.status).toBe(201);
+        expect(third.json).toMatchObject({ status: "captured" });
+        expect(await stored!.findByReference(reference)).toMatchObject({ status: "captured", attempt: 2 });
+        expect(data.sandbox.authorizations({ merchantId: data.merchant.merchantId })).toHaveLength(1);
+      } finally {
+        gated.release();
+        repeat?.release();
+        await Promise.all([app.close(), gated.close()]);
+      }
     });
 
     for (const racer of ["the reconciler", "a re-press"] as const) {

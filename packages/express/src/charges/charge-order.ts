@@ -12,6 +12,7 @@ import { OrderBuildError, problem } from "../problems.js";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
 import type { Authorizer } from "./authorizer.js";
 import type { Charges } from "./charges.js";
+import { failedNotDelivered, nothingReached } from "./create-sends.js";
 import { orderFingerprint } from "./order-fingerprint.js";
 
 // Charging one order of one customer, whoever asks: the shopper's POST /charges or the server's
@@ -100,6 +101,13 @@ export async function chargeOrder(deps: Deps, input: OrderToCharge): Promise<Cha
   // A new charge, or one whose create call has no known answer yet (a crash, a timeout, or a
   // concurrent click): sent with the attempt's key, so the service performs it at most once.
   const updated = await authorizer.send(charge, request, startsAttempt ? "first" : "resend");
+  const readUnanswered = charge.status === "pending";
+  if (!startsAttempt && readUnanswered && updated.attempt === charge.attempt && failedNotDelivered(updated)) {
+    // A repeat that read the attempt unanswered, while the request that sent it learnt that the
+    // send reached nothing (the charge failed; that request answered "nothing happened, try
+    // again"): answered the same, so the shopper's next try is the new attempt, not a "failed".
+    throw nothingReached();
+  }
   return { charge: updated, started: startsAttempt };
 }
 

@@ -4,6 +4,7 @@ import {
   OutcomeUnknownError,
   type PurchaseAuthClient,
   PurchaseAuthError,
+  ServiceUnavailableError,
   validateAuthorizationRequest,
 } from "@purchase-auth/core";
 import type { ChargeRecord, PendingAuthorization } from "../stores/types.js";
@@ -60,6 +61,33 @@ export function sameSendCounts(
 ): boolean {
   if (next === undefined || current === next) return true;
   return current?.sends === next.sends && current?.undelivered === next.undelivered;
+}
+
+/**
+ * True when the charge's current attempt failed because none of its counted sends may have reached
+ * the service (SERVICE_UNAVAILABLE, counted so), not because the service declined it.
+ */
+export function failedNotDelivered(charge: ChargeRecord): boolean {
+  const pending = charge.pendingAuthorization;
+  return (
+    charge.status === "failed" &&
+    charge.reason === NOT_DELIVERED_REASON &&
+    pending !== undefined &&
+    !mayHaveReached(pending)
+  );
+}
+
+/**
+ * The error for a request that meant to resend an attempt that, meanwhile, failed because no send
+ * of it reached the service (another request's send, perhaps one this request waited for): the
+ * same answer that request had, "nothing was charged, try again" (503 `service-unavailable`), so
+ * the next try starts a new attempt. This request sent nothing: `not_sent`.
+ */
+export function nothingReached(): ServiceUnavailableError {
+  return new ServiceUnavailableError(
+    "Create authorization: no send of this attempt reached the service, and the attempt failed; nothing was charged, try again (a new attempt)",
+    { outcome: "not_sent" },
+  );
 }
 
 /**
