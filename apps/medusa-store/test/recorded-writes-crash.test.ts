@@ -69,12 +69,14 @@ medusaIntegrationTestRunner({
       return transactions.filter((t) => t.reference === reference);
     }
 
-    /** How many rows of `table` (capture or refund) payment `paymentId` has, read from the database. */
-    async function rowsOf(table: "capture" | "refund", paymentId: string): Promise<number> {
-      const knex = container().resolve(ContainerRegistrationKeys.PG_CONNECTION) as unknown as {
+    const pg = () =>
+      container().resolve(ContainerRegistrationKeys.PG_CONNECTION) as unknown as {
         raw(sql: string, bindings: unknown[]): Promise<{ rows: Array<{ count: string }> }>;
       };
-      const { rows } = await knex.raw(
+
+    /** How many live rows of `table` (capture or refund) payment `paymentId` has, read from the database. */
+    async function rowsOf(table: "capture" | "refund", paymentId: string): Promise<number> {
+      const { rows } = await pg().raw(
         `select count(*) from ${table} where payment_id = ? and deleted_at is null`,
         [paymentId],
       );
@@ -161,6 +163,32 @@ medusaIntegrationTestRunner({
         expect(serviceOrderOf(after).capturedAmount).toBe("30.00");
         expect((await paymentOf(orderId)).captures).toHaveLength(1);
         expect(sandbox.orders().filter((o) => o.orderId === after.data.order_id)).toHaveLength(1);
+      });
+
+      it("is not sent twice when the job was killed after its redo, before it removed the row", async () => {
+        const { orderId } = await placeOrder(shop, "capture-redo-crash@example.com");
+        const placed = await paymentOf(orderId);
+        await crashDuring("capture", placed.id, 30);
+        expect((await runJob()).resent).toEqual([placed.id]);
+        expect(serviceOrderOf(placed).capturedAmount).toBe("30.00");
+        // As the job leaves it when killed between the redo and removing the row it set aside: the
+        // row again, set aside just before the redo's row was recorded.
+        await pg().raw(
+          `insert into capture
+           select (jsonb_populate_record(null::capture, to_jsonb(c) || jsonb_build_object(
+             'id', c.id || '_set_aside',
+             'created_at', c.created_at - interval '20 minutes',
+             'deleted_at', c.created_at - interval '1 second'))).*
+           from capture c where c.payment_id = ? and c.deleted_at is null`,
+          [placed.id],
+        );
+        expect((await runJob()).resent).toEqual([]);
+        expect(serviceOrderOf(placed).capturedAmount).toBe("30.00");
+        expect((await paymentOf(orderId)).captures?.map((c) => Number(c.amount))).toEqual([30]);
+        expect(await rowsOf("capture", placed.id)).toBe(1);
+        const { rows } = await pg().raw("select count(*) from capture where payment_id = ?", [placed.id]);
+        expect(Number(rows[0]!.count)).toBe(1); // the row set aside is gone
+        await expectMedusaMatchesService(shop, orderId);
       });
 
       it("is removed when the service no longer takes it, and Medusa shows what the service holds", async () => {

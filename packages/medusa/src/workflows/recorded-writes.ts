@@ -15,14 +15,15 @@ import { withPaymentLock } from "./payment-lock";
 // service never heard of it: Medusa shows money captured or refunded that the service does not
 // hold, and nothing else ever sends it. Such a row (among the newest ones above the service's
 // figure, all of the payment's older than RECORDED_WRITE_GRACE_MS, so a call still on its way is
-// not raced) is done again the way Medusa does it: the row is removed and Medusa's own capture or
-// refund workflow runs for its amount, who and why, so the provider sends it and the order gets its
-// transaction. The provider sends only what is missing up to the total Medusa then records, under a
-// key derived from that total and under the order's lock, so nothing is sent twice, whoever else
-// sends it. If the service refuses it now (the authorization expired), Medusa's workflow removes its
-// row as for any refused call: Medusa then shows what the service holds. So does a process killed
-// between removing and sending, or a passing fault on the send: never above the service's figures.
-// One row a payment a run; captures before refunds.
+// not raced) is done again the way Medusa does it: the row is set aside (soft-deleted) and Medusa's
+// own capture or refund workflow runs for its amount, who and why, so the provider sends it and the
+// order gets its transaction; then the row set aside is removed. The provider sends only what is
+// missing up to the total Medusa then records, under a key derived from that total and under the
+// order's lock, so nothing is sent twice, whoever else sends it. If the service can no longer take
+// it (the authorization expired), Medusa's workflow removes its new row as for any refused call, and
+// Medusa shows what the service holds. A passing fault, or a process killed before the redo
+// settled, leaves the row set aside: the next run repeats the redo, unless Medusa recorded it
+// already. One row a payment a run; captures before refunds.
 
 /** How old a capture or refund must be before its row is taken for one whose call never left. */
 export const RECORDED_WRITE_GRACE_MS = 10 * 60_000;
@@ -35,6 +36,8 @@ interface Recorded {
   raw_amount?: unknown;
   amount?: unknown;
   created_at: Date | string;
+  /** Set on a row set aside for its redo (Medusa itself deletes rows for good). */
+  deleted_at?: Date | string | null;
   created_by?: string | null;
   note?: string | null;
   refund_reason_id?: string | null;
@@ -139,7 +142,12 @@ async function takeOldestUnsent(
   if (!orderId) return undefined;
   return await withAdvisoryLock(knexOf(container), orderLockName(orderId), async () => {
     const setAside = await setAsideRow(container, row.id);
-    if (setAside) return setAside;
+    if (setAside && (await redoneSince(container, row.id, setAside))) {
+      // Its redo was recorded, and the process died before removing it: never sent a second time.
+      await removeSetAside(container, setAside);
+    } else if (setAside) {
+      return setAside;
+    }
     const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
     const stored = await payment.retrievePayment(row.id, {
       select: ["id", "data"],
@@ -173,13 +181,34 @@ async function setAsideRow(container: MedusaContainer, paymentId: string): Promi
   for (const kind of ["capture", "refund"] as const) {
     const extra = kind === "refund" ? ", note, refund_reason_id" : "";
     const { rows } = await knexOf(container).raw(
-      `select id, amount, raw_amount, created_at, created_by${extra} from ${kind}
+      `select id, amount, raw_amount, created_at, deleted_at, created_by${extra} from ${kind}
        where payment_id = ? and deleted_at is not null order by created_at, id limit 1`,
       [paymentId],
     );
     if (rows[0]) return { kind, row: rows[0] as unknown as Recorded };
   }
   return undefined;
+}
+
+/**
+ * True when Medusa recorded a row of the same kind and amount after `unsent` was set aside: its
+ * redo (Medusa's workflow records a new row, then the provider sends it).
+ */
+async function redoneSince(container: MedusaContainer, paymentId: string, unsent: Unsent): Promise<boolean> {
+  const { rows } = await knexOf(container).raw(
+    `select amount, raw_amount from ${unsent.kind}
+     where payment_id = ? and deleted_at is null and created_at >= ?`,
+    [paymentId, unsent.row.deleted_at],
+  );
+  const amount = toCentsRounded(amountOf(unsent.row));
+  return (rows as unknown as Recorded[]).some((r) => toCentsRounded(amountOf(r)) === amount);
+}
+
+/** The row set aside, removed for good once its redo settled. */
+async function removeSetAside(container: MedusaContainer, unsent: Unsent): Promise<void> {
+  await knexOf(container).raw(`delete from ${unsent.kind} where id = ? and deleted_at is not null`, [
+    unsent.row.id,
+  ]);
 }
 
 /**
@@ -233,7 +262,7 @@ async function sendAgain(container: MedusaContainer, payment: PaymentRow, unsent
       return false;
     }
   }
-  await knexOf(container).raw(`delete from ${kind} where id = ? and deleted_at is not null`, [row.id]);
+  await removeSetAside(container, unsent);
   return true;
 }
 
