@@ -10,7 +10,8 @@ import { RECORDED_WRITE_GRACE_MS, reconcileUnknownOutcomes } from "@purchase-aut
 import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectMedusaMatchesService, orderWithPayments, placeOrder, type Shop } from "./support/checkout";
-import { openShop } from "./support/open-shop";
+import { holdWebhooks } from "./support/hold-webhooks";
+import { openShop, webhookUrlOf } from "./support/open-shop";
 import { startSandboxForMedusa } from "./support/sandbox-env";
 import { type Api, eventually } from "./support/store-api";
 
@@ -150,7 +151,9 @@ medusaIntegrationTestRunner({
         expect((await runJob(true)).resent).toEqual([]);
         expect(serviceOrderOf(crashed).capturedAmount).toBe("0.00");
 
-        expect((await runJob()).resent).toEqual([placed.id]);
+        // Two runs at once (two instances, or a run outlasting its interval): one redo.
+        const reports = await Promise.all([runJob(), runJob()]);
+        expect(reports.flatMap((report) => report.resent)).toEqual([placed.id]);
         const after = await paymentOf(orderId);
         expect(after.captures?.map((c) => Number(c.amount))).toEqual([30]);
         expect(serviceOrderOf(after).capturedAmount).toBe("30.00");
@@ -188,6 +191,43 @@ medusaIntegrationTestRunner({
         expect(await rowsOf("capture", placed.id)).toBe(1);
         const { rows } = await pg().raw("select count(*) from capture where payment_id = ?", [placed.id]);
         expect(Number(rows[0]!.count)).toBe(1); // the row set aside is gone
+        await expectMedusaMatchesService(shop, orderId);
+      });
+
+      it("is recorded with its transaction when its redo reached the service but the answer was lost", async () => {
+        const { orderId } = await placeOrder(shop, "capture-redo-lost@example.com");
+        const placed = await paymentOf(orderId);
+        await crashDuring("capture", placed.id, 30);
+        // Webhooks held: no follow records the service's capture meanwhile (without a transaction).
+        const sink = await holdWebhooks();
+        sandbox.setWebhooks({ merchantId: merchant.merchantId, urls: [sink.url], secrets: [WEBHOOK_SECRET] });
+        try {
+          // Every answer to an order write is lost: the redo's capture lands, Medusa removes its row.
+          sandbox.injectFault({
+            kind: "drop_after_commit",
+            match: { method: "POST", path: "/manage/orders/" },
+            count: null,
+          });
+          try {
+            // Done again at once: the provider reads the order first, finds it captured, sends
+            // nothing, and Medusa records the capture with its transaction.
+            expect((await runJob()).resent).toEqual([placed.id]);
+          } finally {
+            sandbox.clearFaults();
+          }
+          const after = await paymentOf(orderId);
+          expect(after.captures?.map((c) => Number(c.amount))).toEqual([30]);
+          expect(serviceOrderOf(after).capturedAmount).toBe("30.00"); // never twice
+          expect((await transactionsOf(orderId, "capture")).map((t) => Number(t.amount))).toEqual([30]);
+          expect((await runJob()).resent).toEqual([]);
+        } finally {
+          sandbox.setWebhooks({
+            merchantId: merchant.merchantId,
+            urls: [webhookUrlOf(api)],
+            secrets: [WEBHOOK_SECRET],
+          });
+          await sink.close();
+        }
         await expectMedusaMatchesService(shop, orderId);
       });
 

@@ -28,6 +28,9 @@ import { withPaymentLock } from "./payment-lock";
 /** How old a capture or refund must be before its row is taken for one whose call never left. */
 export const RECORDED_WRITE_GRACE_MS = 10 * 60_000;
 
+/** How soon after a row is set aside Medusa records its redo's row (a workflow's first step). */
+const REDO_RECORDED_WITHIN_MS = 5 * 60_000;
+
 /** How far back the job looks for such rows. */
 const LOOK_BACK_MS = 30 * 24 * 60 * 60_000;
 
@@ -54,28 +57,38 @@ export async function resendRecordedWrites(
   pageSize = SESSION_PAGE_SIZE,
 ): Promise<string[]> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
-  const repaired: string[] = [];
-  const settledBefore = new Date(now.getTime() - RECORDED_WRITE_GRACE_MS);
-  for await (const row of paymentsAboveTheirData(container, now, pageSize)) {
-    try {
-      // Decided and set aside under the payment's and the order's locks (a follow of the service's
-      // figures, or a provider call still on its way, reads the records meanwhile); done again
-      // outside them: Medusa's workflow takes the order's lock in the provider, and a flow holding
-      // one lock must not wait for a slot to take another.
-      const unsent = await withPaymentLock(container, row.id, () =>
-        takeOldestUnsent(container, row, settledBefore),
-      );
-      if (unsent === undefined) continue;
-      const settled = await sendAgain(container, row, unsent);
-      await withPaymentLock(container, row.id, () => followServicePayment(container, row));
-      if (settled) repaired.push(row.id);
-    } catch (error) {
-      logger.error(
-        `purchase-auth: sending again what payment ${row.id} recorded failed: ${(error as Error).message}`,
-      );
+  // One pass at a time, across processes: two runs could each redo one row set aside, each seeing
+  // no redo of it recorded yet, and send it twice. A run that finds one going skips the pass.
+  return await knexOf(container).transaction(async (trx) => {
+    const { rows } = await trx.raw("select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as taken", [
+      "purchase-auth:recorded-writes",
+    ]);
+    if (!(rows[0] as { taken?: boolean } | undefined)?.taken) {
+      logger.info("purchase-auth: another run is sending recorded writes again; this one skips it");
+      return [];
     }
-  }
-  return repaired;
+    const repaired: string[] = [];
+    const settledBefore = new Date(now.getTime() - RECORDED_WRITE_GRACE_MS);
+    for await (const row of paymentsAboveTheirData(container, now, pageSize)) {
+      try {
+        // Decided and set aside under the payment's and the order's locks (a follow of the
+        // service's figures, or a provider call still on its way, reads the records meanwhile);
+        // done again outside them: Medusa's workflow takes the order's lock in the provider, and a
+        // flow holding one lock must not wait for a slot to take another.
+        const unsent = await withPaymentLock(container, row.id, () =>
+          takeOldestUnsent(container, row, settledBefore),
+        );
+        if (unsent === undefined || !(await sendAgain(container, row, unsent))) continue;
+        await withPaymentLock(container, row.id, () => followServicePayment(container, row));
+        repaired.push(row.id);
+      } catch (error) {
+        logger.error(
+          `purchase-auth: sending again what payment ${row.id} recorded failed: ${(error as Error).message}`,
+        );
+      }
+    }
+    return repaired;
+  });
 }
 
 interface PaymentRow {
@@ -103,8 +116,8 @@ async function* paymentsAboveTheirData(
   for (;;) {
     const { rows } = await knexOf(container).raw(
       `select p.id, p.provider_id, p.data from payment p
-       where p.id in (select payment_id from capture where created_at > ?
-                      union select payment_id from refund where created_at > ?)
+       where p.id in (select payment_id from capture where created_at > ? or deleted_at is not null
+                      union select payment_id from refund where created_at > ? or deleted_at is not null)
          and p.provider_id like ? and p.deleted_at is null and p.id > ?
          and (${recorded("capture")} > ${figure("captured_amount")}
               or ${recorded("refund")} > ${figure("refunded_amount")}
@@ -146,7 +159,7 @@ async function takeOldestUnsent(
       // Its redo was recorded, and the process died before removing it: never sent a second time.
       await removeSetAside(container, setAside);
     } else if (setAside) {
-      return setAside;
+      return await setAsideNow(container, setAside);
     }
     const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
     const stored = await payment.retrievePayment(row.id, {
@@ -160,8 +173,8 @@ async function takeOldestUnsent(
     const order = await purchaseAuthProvider(container, row.provider_id).serviceOrder(stored.data);
     if (!order) return undefined;
     // Captures first: a refund needs the money captured.
-    const [capture] = newestAbove(captures, toCents(order.capturedAmount));
-    const [refund] = newestAbove(refunds, toCents(order.refundedAmount));
+    const capture = oldestUnsent(captures, toCents(order.capturedAmount));
+    const refund = oldestUnsent(refunds, toCents(order.refundedAmount));
     const unsent: Unsent | undefined = capture
       ? { kind: "capture", row: capture }
       : refund
@@ -171,9 +184,18 @@ async function takeOldestUnsent(
       await followServicePayment(container, row);
       return undefined;
     }
-    await knexOf(container).raw(`update ${unsent.kind} set deleted_at = now() where id = ?`, [unsent.row.id]);
-    return unsent;
+    return await setAsideNow(container, unsent);
   });
+}
+
+/**
+ * Sets the row aside (soft-deletes it), stamped with this process's clock, the clock Medusa stamps
+ * the redo's row with (see redoneSince); a row already set aside gets a fresh stamp.
+ */
+async function setAsideNow(container: MedusaContainer, unsent: Unsent): Promise<Unsent> {
+  const at = new Date();
+  await knexOf(container).raw(`update ${unsent.kind} set deleted_at = ? where id = ?`, [at, unsent.row.id]);
+  return { kind: unsent.kind, row: { ...unsent.row, deleted_at: at } };
 }
 
 /** A row of the payment set aside by an earlier run (Medusa never soft-deletes these rows). */
@@ -191,14 +213,15 @@ async function setAsideRow(container: MedusaContainer, paymentId: string): Promi
 }
 
 /**
- * True when Medusa recorded a row of the same kind and amount after `unsent` was set aside: its
- * redo (Medusa's workflow records a new row, then the provider sends it).
+ * True when Medusa recorded a row of the same kind and amount within minutes after `unsent` was
+ * last set aside: its redo (Medusa's workflow records a new row, then the provider sends it).
  */
 async function redoneSince(container: MedusaContainer, paymentId: string, unsent: Unsent): Promise<boolean> {
+  const from = new Date(unsent.row.deleted_at ?? 0);
   const { rows } = await knexOf(container).raw(
     `select amount, raw_amount from ${unsent.kind}
-     where payment_id = ? and deleted_at is null and created_at >= ?`,
-    [paymentId, unsent.row.deleted_at],
+     where payment_id = ? and deleted_at is null and created_at >= ? and created_at < ?`,
+    [paymentId, from, new Date(from.getTime() + REDO_RECORDED_WITHIN_MS)],
   );
   const amount = toCentsRounded(amountOf(unsent.row));
   return (rows as unknown as Recorded[]).some((r) => toCentsRounded(amountOf(r)) === amount);
@@ -215,7 +238,8 @@ async function removeSetAside(container: MedusaContainer, unsent: Unsent): Promi
  * Medusa's own capture or refund workflow, for the set-aside row's amount, who and why. True when it
  * settled: sent (the row set aside is then removed for good), or refused by the service for good
  * (Medusa removes its new row as for any refused call, and shows what the service holds). A passing
- * failure (the service unreachable, a lock timeout) leaves the row set aside for the next run.
+ * failure (the service unreachable, a lock timeout), or a redo that reached the service but could
+ * not be recorded, leaves the row set aside for the next run.
  */
 async function sendAgain(container: MedusaContainer, payment: PaymentRow, unsent: Unsent): Promise<boolean> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
@@ -223,47 +247,55 @@ async function sendAgain(container: MedusaContainer, payment: PaymentRow, unsent
   logger.warn(
     `purchase-auth: ${kind} ${row.id} of payment ${payment.id} (${amountOf(row)}) was recorded but never reached the service; sending it again`,
   );
-  const before = await liveTotal(container, kind, payment.id);
-  try {
-    if (kind === "capture") {
-      await capturePaymentWorkflow(container).run({
-        input: {
-          payment_id: payment.id,
-          amount: amountOf(row),
-          ...(row.created_by ? { captured_by: row.created_by } : {}),
-        },
-      });
-    } else {
-      await refundPaymentWorkflow(container).run({
-        input: {
-          payment_id: payment.id,
-          amount: amountOf(row),
-          ...(row.created_by ? { created_by: row.created_by } : {}),
-          ...(row.note ? { note: row.note } : {}),
-          ...(row.refund_reason_id ? { refund_reason_id: row.refund_reason_id } : {}),
-        },
-      });
-    }
-  } catch (error) {
-    const message = (error as Error).message;
-    if ((await liveTotal(container, kind, payment.id)) > before) {
-      // Medusa recorded the redo (and the provider sent it); a later step of its workflow failed.
-      logger.error(
-        `purchase-auth: ${kind} ${row.id} of payment ${payment.id} was sent again, but Medusa's workflow failed after recording it (${message}); check the order's transactions`,
-      );
-    } else if (await refusedForGood(container, payment, kind, row)) {
+  for (let tries = 1; ; tries++) {
+    try {
+      await runRedo(container, payment, unsent);
+      break;
+    } catch (error) {
+      const message = (error as Error).message;
+      const fate = await redoFate(container, payment, unsent);
+      // Landed, its answer lost: once more at once, so Medusa records it (the provider sends
+      // nothing: it counts as done) before a webhook's follow records it without its transaction.
+      if (fate === "landed" && tries === 1) continue;
+      if (fate !== "refused") {
+        // A passing failure, or landed twice: the row stays set aside, the next run repeats it.
+        logger.error(
+          `purchase-auth: sending ${kind} ${row.id} of payment ${payment.id} again ${fate === "landed" ? "reached the service, but Medusa could not record it" : "failed"} (${message}); the next run repeats it`,
+        );
+        return false;
+      }
       logger.error(
         `purchase-auth: the service does not take ${kind} ${row.id} of payment ${payment.id} any more (${message}); it is removed, and Medusa shows what the service holds`,
       );
-    } else {
-      logger.warn(
-        `purchase-auth: sending ${kind} ${row.id} of payment ${payment.id} again failed (${message}); the next run repeats it`,
-      );
-      return false;
+      break;
     }
   }
   await removeSetAside(container, unsent);
   return true;
+}
+
+/** Medusa's own capture or refund workflow for the row's amount, who and why. */
+async function runRedo(container: MedusaContainer, payment: PaymentRow, unsent: Unsent): Promise<void> {
+  const { row } = unsent;
+  if (unsent.kind === "capture") {
+    await capturePaymentWorkflow(container).run({
+      input: {
+        payment_id: payment.id,
+        amount: amountOf(row),
+        ...(row.created_by ? { captured_by: row.created_by } : {}),
+      },
+    });
+    return;
+  }
+  await refundPaymentWorkflow(container).run({
+    input: {
+      payment_id: payment.id,
+      amount: amountOf(row),
+      ...(row.created_by ? { created_by: row.created_by } : {}),
+      ...(row.note ? { note: row.note } : {}),
+      ...(row.refund_reason_id ? { refund_reason_id: row.refund_reason_id } : {}),
+    },
+  });
 }
 
 /** What Medusa's live rows of the payment add up to, in cents. */
@@ -279,33 +311,45 @@ async function liveTotal(
   return toCentsRounded(sumExact((rows as unknown as Recorded[]).map(amountOf)));
 }
 
-/** True when the service's order cannot take the row's amount: nothing left to capture (or refund). */
-async function refusedForGood(
+/**
+ * After a redo that threw: "landed" when the service holds the row's amount beyond Medusa's records
+ * (its answer was lost, or Medusa's workflow failed after recording it), "refused" when the service's
+ * order cannot take it any more (cancelled or expired, too little left), else "passing".
+ */
+async function redoFate(
   container: MedusaContainer,
   payment: PaymentRow,
-  kind: Unsent["kind"],
-  row: Recorded,
-): Promise<boolean> {
+  unsent: Unsent,
+): Promise<"landed" | "refused" | "passing"> {
   const order = await purchaseAuthProvider(container, payment.provider_id).serviceOrder(payment.data);
-  if (!order) return false;
-  const amount = toCentsRounded(amountOf(row));
+  if (!order) return "passing";
+  const amount = toCentsRounded(amountOf(unsent.row));
+  const recorded = await liveTotal(container, unsent.kind, payment.id);
+  const atService = toCents(unsent.kind === "capture" ? order.capturedAmount : order.refundedAmount);
+  if (atService >= recorded + amount) return "landed";
+  if (unsent.kind === "capture" && (order.status === "Cancelled" || order.status === "Expired"))
+    return "refused";
   const left =
-    kind === "capture"
+    unsent.kind === "capture"
       ? toCents(order.totalAmount) - toCents(order.capturedAmount) - toCents(order.cancelledAmount)
       : toCents(order.capturedAmount) - toCents(order.refundedAmount);
-  return left < amount;
+  return left < amount ? "refused" : "passing";
 }
 
-/** The newest rows whose sum lies above `atService`, oldest first: those the service never got. */
-function newestAbove(rows: Recorded[], atService: bigint): Recorded[] {
+/**
+ * The oldest of the newest rows whose sum lies above `atService` (those the service never got),
+ * when Medusa's records exceed the service's by at least its amount (a cent of rounding aside): a
+ * total that rounds a cent above the service's is no row never sent.
+ */
+function oldestUnsent(rows: Recorded[], atService: bigint): Recorded | undefined {
   const ordered = [...rows].sort(
     (a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || (a.id < b.id ? -1 : 1),
   );
-  const unsent: Recorded[] = [];
-  while (ordered.length > 0 && toCentsRounded(sumExact(ordered.map(amountOf))) > atService) {
-    unsent.unshift(ordered.pop()!);
-  }
-  return unsent;
+  const total = (list: Recorded[]) => toCentsRounded(sumExact(list.map(amountOf)));
+  const gap = total(ordered) - atService;
+  let oldest: Recorded | undefined;
+  while (ordered.length > 0 && total(ordered) > atService) oldest = ordered.pop();
+  return oldest !== undefined && gap + 1n >= toCentsRounded(amountOf(oldest)) ? oldest : undefined;
 }
 
 function amountOf(row: Recorded): string {
