@@ -107,6 +107,22 @@ describe("concurrent calls with one key in one client", () => {
     await client.close();
   });
 
+  it("a call beside one repeating a key sent before counts its window from that first send", async () => {
+    // A repeats a write first sent a minute ago (its caller says so) and is lost again; B, beside it,
+    // sends nothing. B's window starts at that first send, not at A's repeat. Found by a review.
+    const client = clientOver(scriptedDispatcher(["hang"]));
+    const request = validRequest({ customerToken: TOKEN });
+    const firstSentAt = new Date(Date.now() - 60_000);
+    const a = client.authorizations
+      .create(request, { idempotencyKey: KEY, firstSentAt })
+      .catch((e: unknown) => e);
+    const b = await client.authorizations.create(request, { idempotencyKey: KEY }).catch((e: unknown) => e);
+    expect(outcomeOf(b)).toBe("unknown");
+    expect((b as OutcomeUnknownError).firstSentAt).toEqual(firstSentAt);
+    expect(OutcomeUnknownError.isInstance(await a)).toBe(true);
+    await client.close();
+  });
+
   it("after one ended unknown, a later call with its key that sends nothing is unknown, from the first send", async () => {
     const client = clientOver(scriptedDispatcher(["hang"]));
     const request = validRequest({ customerToken: TOKEN });

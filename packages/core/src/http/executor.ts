@@ -117,6 +117,9 @@ export class Executor {
     // Writes with a key are counted while they run: see #ended.
     const key = call.write === undefined ? undefined : call.idempotencyKey;
     const ticket = key === undefined ? undefined : this.#keys.start(key);
+    // A send known from before (the caller's record, or this client's memory) counts for the calls
+    // beside this one too: their window is counted from it.
+    if (ticket !== undefined && firstSentAt !== undefined) this.#keys.sent(ticket, firstSentAt);
 
     let retries = 0;
     let refreshedAfter401 = false;
