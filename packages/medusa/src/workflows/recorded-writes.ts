@@ -70,6 +70,9 @@ export async function resendRecordedWrites(
     const repaired: string[] = [];
     const settledBefore = new Date(now.getTime() - RECORDED_WRITE_GRACE_MS);
     for await (const row of paymentsAboveTheirData(container, now, pageSize)) {
+      // The pass's lock lives in this transaction, idle meanwhile: a statement keeps it from an
+      // idle-in-transaction timeout and, should the session be gone with the lock, ends the pass.
+      await trx.raw("select 1", []);
       try {
         // Decided and set aside under the payment's and the order's locks (a follow of the
         // service's figures, or a provider call still on its way, reads the records meanwhile);
