@@ -25,7 +25,8 @@ import { type Api, eventually, registerCustomer } from "./support/store-api";
 // providers configured, on the whole application, real PostgreSQL and the sandbox over HTTP: an
 // auto capture recorded once on the order however the webhook and the charge interleave, and the
 // reconcile job settling a charge's unknown outcome whatever provider it went through, also once
-// its order was canceled.
+// its order was canceled; and a stored token removed whichever provider stored it (the remove routes
+// take only the token), cancelled at the service there, never another customer's.
 
 const WEBHOOK_SECRET = "whsec-merchant-initiated-reconcile";
 const SECOND_ID = "invoice";
@@ -64,8 +65,8 @@ medusaIntegrationTestRunner({
       sandbox.authorizations({ merchantId: merchant.merchantId, customerToken });
     const serviceOrder = (orderId: unknown) => sandbox.orders().find((o) => o.orderId === orderId);
 
-    /** A customer with an order made on the server and a token stored for `providerId`. */
-    async function orderToCharge(email: string, providerId: string) {
+    /** A logged-in customer with a fresh token the admin stored for `providerId`. */
+    async function customerWithTokenOf(email: string, providerId: string) {
       const customer = await registerCustomer(api, shop.publishableKey, email);
       const customerToken = sandbox.createCustomerToken({ merchantId: merchant.merchantId }).customerToken;
       const attached = await api.post(
@@ -74,7 +75,21 @@ medusaIntegrationTestRunner({
         { headers: shop.admin },
       );
       expect(attached.status).toBe(201);
-      const orderId = await makeServerOrder(container(), store, customer.customerId, email);
+      return { ...customer, customerToken };
+    }
+
+    const tokensOf = async (headers: Record<string, string>) =>
+      (
+        await api.get<{ customer_tokens: Array<{ customer_token: string; provider_id: string }> }>(
+          "/store/customers/me/purchase-auth-tokens",
+          { headers },
+        )
+      ).data.customer_tokens;
+
+    /** A customer with an order made on the server and a token stored for `providerId`. */
+    async function orderToCharge(email: string, providerId: string) {
+      const { customerId, customerToken } = await customerWithTokenOf(email, providerId);
+      const orderId = await makeServerOrder(container(), store, customerId, email);
       return { customerToken, orderId };
     }
 
@@ -191,6 +206,54 @@ medusaIntegrationTestRunner({
         expect([...again.resolved, ...again.stillUnknown, ...again.flagged]).not.toContain(
           lost.payment_session_id,
         );
+      });
+    });
+
+    describe("removing a stored token with two purchase-auth providers configured", () => {
+      it("the customer removes it whichever provider stored it; it is cancelled at the service", async () => {
+        const customer = await customerWithTokenOf("two-providers-store@example.com", SECOND_PROVIDER_ID);
+        const other = await customerWithTokenOf("two-providers-first@example.com", PURCHASE_AUTH_PROVIDER_ID);
+        expect(await tokensOf(customer.headers)).toMatchObject([
+          { customer_token: customer.customerToken, provider_id: SECOND_PROVIDER_ID },
+        ]);
+
+        // Another customer's token is not theirs to remove, whatever provider stored it.
+        const notMine = await api.delete(`/store/customers/me/purchase-auth-tokens/${other.customerToken}`, {
+          headers: customer.headers,
+          validateStatus: () => true,
+        });
+        expect(notMine.status).toBe(404);
+        expect(sandbox.getCustomerToken(other.customerToken).status).toBe("Active");
+
+        const removed = await api.delete(
+          `/store/customers/me/purchase-auth-tokens/${customer.customerToken}`,
+          {
+            headers: customer.headers,
+            validateStatus: () => true,
+          },
+        );
+        expect(removed.status).toBe(200);
+        expect(removed.data).toMatchObject({ id: customer.customerToken, deleted: true });
+        expect(sandbox.getCustomerToken(customer.customerToken).status).toBe("Cancelled");
+        expect(await tokensOf(customer.headers)).toEqual([]);
+        expect(await tokensOf(other.headers)).toHaveLength(1);
+      });
+
+      it("the admin removes a customer's token without naming the provider", async () => {
+        const customer = await customerWithTokenOf(
+          "two-providers-admin@example.com",
+          PURCHASE_AUTH_PROVIDER_ID,
+        );
+        const url = `/admin/customers/${customer.customerId}/purchase-auth-tokens/${customer.customerToken}`;
+        const removed = await api.delete(url, { headers: shop.admin, validateStatus: () => true });
+        expect(removed.status).toBe(200);
+        expect(removed.data).toMatchObject({ id: customer.customerToken, deleted: true });
+        expect(sandbox.getCustomerToken(customer.customerToken).status).toBe("Cancelled");
+        expect(await tokensOf(customer.headers)).toEqual([]);
+
+        // Removed already: nothing is stored any more.
+        const again = await api.delete(url, { headers: shop.admin, validateStatus: () => true });
+        expect(again.status).toBe(404);
       });
     });
   },

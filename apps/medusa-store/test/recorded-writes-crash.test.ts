@@ -96,7 +96,7 @@ medusaIntegrationTestRunner({
         kind: "latency",
         match: { method: "GET", path: "/manage/orders/" },
         count: null,
-        latencyMs: 15_000,
+        latencyMs: 5_000,
       });
       let child: ChildProcess | undefined;
       const output: string[] = [];
