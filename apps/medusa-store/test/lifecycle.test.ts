@@ -1,10 +1,14 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
-import { reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
+import {
+  chargeStoredTokenWorkflow,
+  reconcileUnknownOutcomes,
+  type StoredTokenCharge,
+} from "@purchase-auth/medusa/workflows";
 import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedStore } from "../src/scripts/seed-store";
+import type { SeededStore } from "../src/scripts/seed-store";
 import {
   cartWithCollection,
   completeCart,
@@ -18,13 +22,16 @@ import {
   type Shop,
 } from "./support/checkout";
 import { holdWebhooks } from "./support/hold-webhooks";
+import { openShop, webhookUrlOf } from "./support/open-shop";
+import { serverOrder } from "./support/orders";
 import { startSandboxForMedusa } from "./support/sandbox-env";
-import { type Api, eventually, loginAdmin, registerCustomer } from "./support/store-api";
+import { type Api, eventually, registerCustomer } from "./support/store-api";
 
 // Issue 13 on the whole application (medusa-config.ts, the plugin as a merchant installs it), real
 // PostgreSQL and the sandbox over HTTP: who may complete a cart paid with a stored token, and
 // Medusa following the service (cancels, late and failed authorizations, the service's events,
-// unknown outcomes). After every scenario Medusa's payments are compared with the service's orders.
+// unknown outcomes, an order charged again after its hold lapsed). After every scenario Medusa's
+// payments are compared with the service's orders.
 
 const WEBHOOK_SECRET = "whsec-lifecycle";
 
@@ -49,23 +56,12 @@ medusaIntegrationTestRunner({
     const api = untypedApi as unknown as Api & { defaults: { baseURL: string } };
     let shop: Shop;
     let webhookUrl: string;
+    let store: SeededStore;
+    const container = () => getContainer() as MedusaContainer;
 
     beforeAll(async () => {
-      const container = getContainer() as MedusaContainer;
-      const store = await seedStore(container);
-      const admin = await loginAdmin(api, container);
-      webhookUrl = `${api.defaults.baseURL}/hooks/payment/purchase-auth_purchase-auth`;
-      sandbox.setWebhooks({ merchantId: merchant.merchantId, urls: [webhookUrl], secrets: [WEBHOOK_SECRET] });
-      shop = {
-        api,
-        sandbox,
-        merchantId: merchant.merchantId,
-        admin,
-        publishableKey: store.publishableKey,
-        regionId: store.regionId,
-        variantId: store.variantId,
-        shippingOptionId: store.shippingOptionId,
-      };
+      ({ shop, store } = await openShop(api, container(), sandbox, merchant, WEBHOOK_SECRET));
+      webhookUrl = webhookUrlOf(api);
     });
 
     const anonymous = () => ({ "x-publishable-api-key": shop.publishableKey });
@@ -316,6 +312,52 @@ medusaIntegrationTestRunner({
         expect(order.payment_collections[0]!.payments[0]!.data).toMatchObject({ service_status: "Expired" });
         const { compared } = await expectMedusaMatchesService(shop, orderId);
         expect(compared[0]).toMatchObject({ status: "Expired", cancelledAmount: "79.60" });
+      });
+    });
+
+    const charge = async (orderId: string) =>
+      (await chargeStoredTokenWorkflow(container()).run({ input: { order_id: orderId } }))
+        .result as StoredTokenCharge;
+
+    describe("charging an order again after its hold expired at the service", () => {
+      it("makes a new attempt with a new session instead of reporting the canceled payment", async () => {
+        const email = "expired-hold@example.com";
+        const customer = await customerWithToken(shop, email);
+        const orderId = await serverOrder(container(), store, customer.customerId, email);
+        const first = await charge(orderId);
+        expect(first).toMatchObject({ status: "authorized", attempted: true });
+
+        // The hold lapses at the service; its order.cancelled webhook makes Medusa cancel the payment.
+        sandbox.advanceClock(ORDER_EXPIRY_MS);
+        await sandbox.settle();
+        await eventually(async () => {
+          const order = await orderWithPayments(shop, orderId);
+          return order.payment_collections[0]!.payments[0]?.canceled_at ? order : undefined;
+        });
+
+        const second = await charge(orderId);
+        expect(second).toMatchObject({ status: "authorized", attempted: true });
+        expect(second.payment_id).not.toBe(first.payment_id);
+        expect(second.payment_session_id).not.toBe(first.payment_session_id);
+        expect(second.service_order_id).not.toBe(first.service_order_id);
+        const authorizations = sandbox.authorizations({
+          merchantId: merchant.merchantId,
+          customerToken: customer.customerToken,
+        });
+        expect(authorizations.map((a) => [a.actionReference, a.status])).toEqual([
+          [first.payment_session_id, "Succeeded"],
+          [second.payment_session_id, "Succeeded"],
+        ]);
+
+        // Running it once more reports the new payment and sends nothing.
+        const third = await charge(orderId);
+        expect(third).toMatchObject({
+          status: "authorized",
+          attempted: false,
+          payment_id: second.payment_id,
+        });
+        const { compared } = await expectMedusaMatchesService(shop, orderId);
+        expect(compared.map((o) => o.status).sort()).toEqual(["Expired", "NotActivated"]);
       });
     });
   },
