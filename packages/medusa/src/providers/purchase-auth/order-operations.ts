@@ -12,6 +12,7 @@ import {
   stringOf,
 } from "./provider-context";
 import type { PurchaseAuthData } from "./session-data";
+import { keepUnknownWrite, settleUnknownWrite } from "./unknown-writes";
 
 /**
  * Manual capture up to the captured total Medusa now records. Medusa does not pass the amount: the
@@ -20,7 +21,8 @@ import type { PurchaseAuthData } from "./session-data";
  * the service's order is read: only what is missing up to that total is captured, so a capture whose
  * answer was lost is not applied twice. Already captured counts as done; a cancelled or expired
  * order is an error, never "captured". Runs under the order's lock: two captures at once would
- * each read the service before the other sent, and both send the difference.
+ * each read the service before the other sent, and both send the difference. A write of the order
+ * whose outcome is unknown is settled first (unknown-writes.ts).
  */
 export async function capture(
   context: ProviderContext,
@@ -37,12 +39,13 @@ async function captureLocked(
   orderId: string,
   captureId: string | undefined,
 ): Promise<PurchaseAuthData> {
+  const recorded = captureId ? await context.records.capturesOfPaymentOf(captureId) : undefined;
+  await settleUnknownWrite(context, recorded?.paymentId, orderId, "Capture");
   const before = await readOrder(context, orderId);
-  const total = toCents(before.totalAmount);
-  let target = total;
-  if (captureId) {
-    const recorded = toCentsRounded(sumExact(await context.records.capturesOfPaymentOf(captureId)));
-    if (recorded < target) target = recorded;
+  let target = toCents(before.totalAmount);
+  if (recorded) {
+    const recordedTotal = toCentsRounded(sumExact(recorded.amounts));
+    if (recordedTotal < target) target = recordedTotal;
   }
   const missing = target - toCents(before.capturedAmount);
   if (missing <= 0n) {
@@ -58,6 +61,7 @@ async function captureLocked(
       { idempotencyKey: captureToKey(context.options.idempotencyNamespace, orderId, formatCents(target)) },
     );
   } catch (error) {
+    await keepUnknownWrite(context, recorded?.paymentId, error);
     if (!OrderStateError.isInstance(error)) throw fail(context, "Capture", error, { orderId });
     const order = await readOrder(context, orderId);
     if (toCents(order.capturedAmount) < target) {
@@ -86,7 +90,8 @@ async function captureLocked(
  * order and that total, and only what is missing up to it is sent: a refund whose answer was lost is
  * not refunded twice by Medusa's retry. Under the order's lock, as a capture: two refunds at once
  * each aimed at the same total from the payment's data, and the service refunded one of them. Without
- * an id (no record to read), the payment's data gives the total before this refund.
+ * an id (no record to read), the payment's data gives the total before this refund. A write of the
+ * order whose outcome is unknown is settled first (unknown-writes.ts).
  */
 export async function refund(
   context: ProviderContext,
@@ -98,10 +103,12 @@ export async function refund(
   const cents = toCentsRounded(amount);
   if (cents <= 0n) throw new MedusaError(MedusaError.Types.INVALID_DATA, "A refund must be above 0.");
   return await context.records.withOrderLock(orderId, async () => {
-    const target = refundId
-      ? toCentsRounded(sumExact(await context.records.refundsOfPaymentOf(refundId)))
+    const recorded = refundId ? await context.records.refundsOfPaymentOf(refundId) : undefined;
+    const target = recorded
+      ? toCentsRounded(sumExact(recorded.amounts))
       : toCents(data.refunded_amount ?? "0.00") + cents;
-    return await refundLocked(context, data, orderId, target, refundId);
+    await settleUnknownWrite(context, recorded?.paymentId, orderId, "Refund");
+    return await refundLocked(context, data, orderId, target, refundId, recorded?.paymentId);
   });
 }
 
@@ -111,6 +118,7 @@ async function refundLocked(
   orderId: string,
   target: bigint,
   refundId: string | undefined,
+  paymentId: string | undefined,
 ): Promise<PurchaseAuthData> {
   const before = await readOrder(context, orderId);
   const missing = target - toCents(before.refundedAmount);
@@ -127,6 +135,7 @@ async function refundLocked(
       { idempotencyKey: refundToKey(context.options.idempotencyNamespace, orderId, formatCents(target)) },
     );
   } catch (error) {
+    await keepUnknownWrite(context, paymentId, error);
     throw fail(context, "Refund", error, { orderId });
   }
   return dataWithOrder(data, await readOrder(context, orderId));
@@ -137,15 +146,29 @@ async function refundLocked(
  * payment when its order is canceled). The order is read first: one with nothing left to release
  * counts as done, nothing sent. With `allowCaptured` false (Medusa's cancelPayment), captured money
  * is an error before anything is sent: cancelling cannot give it back, and releasing the remainder
- * would let Medusa record the payment canceled while the service holds what it captured.
+ * would let Medusa record the payment canceled while the service holds what it captured. Under the
+ * order's lock, after settling a write of the order whose outcome is unknown, as captures and refunds.
  */
 export async function releaseUncaptured(
   context: ProviderContext,
   data: PurchaseAuthData,
-  keyBase: string | undefined,
+  release: { keyBase: string | undefined; paymentId: string | undefined },
   allowCaptured: boolean,
 ): Promise<PurchaseAuthData> {
   const orderId = requireOrder(data, "Cancel");
+  return await context.records.withOrderLock(orderId, async () => {
+    await settleUnknownWrite(context, release.paymentId, orderId, "Cancel");
+    return await releaseLocked(context, data, orderId, release, allowCaptured);
+  });
+}
+
+async function releaseLocked(
+  context: ProviderContext,
+  data: PurchaseAuthData,
+  orderId: string,
+  { keyBase, paymentId }: { keyBase: string | undefined; paymentId: string | undefined },
+  allowCaptured: boolean,
+): Promise<PurchaseAuthData> {
   // Read first: an order with nothing left to release (a cancel whose answer was lost, the order
   // expired) is done without sending. Its key may be past the service's idempotency window by now
   // (the service refuses it), and resending it would only be refused.
@@ -169,6 +192,7 @@ export async function releaseUncaptured(
       keyBase ? { idempotencyKey: cancelKey(context.options.idempotencyNamespace, keyBase) } : {},
     );
   } catch (error) {
+    await keepUnknownWrite(context, paymentId, error);
     if (!OrderStateError.isInstance(error)) throw fail(context, "Cancel", error, { orderId });
     const order = await readOrder(context, orderId);
     const nothingLeft = nothingLeftToRelease(order);

@@ -1,4 +1,5 @@
 import { MedusaError } from "@medusajs/framework/utils";
+import type { UnknownWrite } from "@purchase-auth/core";
 import { orderLockName, withAdvisoryLock } from "./advisory-lock";
 import { isPurchaseAuthProviderId } from "./provider-ids";
 import { type PurchaseAuthData, readData } from "./session-data";
@@ -33,6 +34,15 @@ const MERGE_POLL_MS = 250;
 // Writes to a session's data go through PostgreSQL directly (session-sql.ts), guarded, so that
 // concurrent writers cannot undo one another. Both use the payment module's internal services; the peer range pins the Medusa versions they
 // were tested with.
+
+/** The captures (or refunds) Medusa recorded for one payment, and that payment. */
+export interface RecordedAmounts {
+  paymentId: string | undefined;
+  amounts: unknown[];
+}
+
+/** The key of the payment's metadata holding a write of unknown outcome (see unknown-writes.ts). */
+const UNKNOWN_WRITE = "purchase_auth_unknown_write";
 
 interface AmountRecord {
   id: string;
@@ -79,13 +89,40 @@ export class PaymentModuleRecords {
    * committed before the provider is called). Their sum, rounded once, is the captured total to aim
    * at: rounding each capture separately can aim a cent above the order's total.
    */
-  async capturesOfPaymentOf(captureId: string): Promise<unknown[]> {
+  async capturesOfPaymentOf(captureId: string): Promise<RecordedAmounts> {
     return await this.#amountsOfPaymentOf("captureService", captureId);
   }
 
   /** The refunds Medusa recorded for the payment of refund `refundId`, that one included (see above). */
-  async refundsOfPaymentOf(refundId: string): Promise<unknown[]> {
+  async refundsOfPaymentOf(refundId: string): Promise<RecordedAmounts> {
     return await this.#amountsOfPaymentOf("refundService", refundId);
+  }
+
+  /** The write of unknown outcome kept on payment `paymentId` (see unknown-writes.ts), if any. */
+  async unknownWriteOf(paymentId: string): Promise<unknown> {
+    const { rows } = await this.#pg().raw(
+      `select metadata->'${UNKNOWN_WRITE}' as write from payment where id = ?`,
+      [paymentId],
+    );
+    return (rows[0] as { write?: unknown } | undefined)?.write ?? undefined;
+  }
+
+  /** Keeps `write` on payment `paymentId`, in place of any kept before (settled by then). */
+  async keepUnknownWrite(paymentId: string, write: UnknownWrite): Promise<void> {
+    await this.#pg().raw(
+      `update payment set metadata = coalesce(metadata, '{}'::jsonb) || jsonb_build_object('${UNKNOWN_WRITE}', ?::jsonb)
+       where id = ?`,
+      [JSON.stringify(write), paymentId],
+    );
+  }
+
+  /** Removes the kept write once settled, unless another has taken its place meanwhile. */
+  async forgetUnknownWrite(paymentId: string, write: unknown): Promise<void> {
+    await this.#pg().raw(
+      `update payment set metadata = metadata - '${UNKNOWN_WRITE}'
+       where id = ? and metadata->'${UNKNOWN_WRITE}' = ?::jsonb`,
+      [paymentId, JSON.stringify(write)],
+    );
   }
 
   /**
@@ -97,15 +134,18 @@ export class PaymentModuleRecords {
     return await withAdvisoryLock(this.#pg(), orderLockName(orderId), work);
   }
 
-  async #amountsOfPaymentOf(service: "captureService" | "refundService", id: string): Promise<unknown[]> {
+  async #amountsOfPaymentOf(
+    service: "captureService" | "refundService",
+    id: string,
+  ): Promise<RecordedAmounts> {
     const records = resolve<AmountService>(this.#container, service);
     const record = await records.retrieve(id, { select: ["id", "payment_id", "amount", "raw_amount"] });
-    if (!record.payment_id) return [record.raw_amount ?? record.amount];
+    if (!record.payment_id) return { paymentId: undefined, amounts: [record.raw_amount ?? record.amount] };
     const all = await records.list(
       { payment_id: record.payment_id },
       { select: ["id", "amount", "raw_amount"] },
     );
-    return all.map((entry) => entry.raw_amount ?? entry.amount);
+    return { paymentId: record.payment_id, amounts: all.map((entry) => entry.raw_amount ?? entry.amount) };
   }
 
   /** The payment session's stored data (undefined when there is no such session of this provider). */

@@ -218,7 +218,8 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
     const keyBase = stringOf(input.context?.idempotency_key);
     // A duplicate payment's rollback (no payment of that id exists): the recorded one keeps the order.
     if (await heldByRecordedPayment(this.#context, data, keyBase)) return { data: writeData(data) };
-    return { data: writeData(await releaseUncaptured(this.#context, data, keyBase, false)) };
+    const release = { keyBase, paymentId: keyBase };
+    return { data: writeData(await releaseUncaptured(this.#context, data, release, false)) };
   }
 
   /** The payment data refreshed from the service's order. */
@@ -310,9 +311,10 @@ export class PurchaseAuthProviderService extends AbstractPaymentProvider<Purchas
   /** Releases the uncaptured remainder of a payment (its Medusa order was canceled). */
   async releaseRemainder(
     data: Record<string, unknown> | null | undefined,
-    keyBase: string,
+    paymentId: string,
   ): Promise<PurchaseAuthData> {
-    return await releaseUncaptured(this.#context, readData(data ?? undefined), `remainder:${keyBase}`, true);
+    const release = { keyBase: `remainder:${paymentId}`, paymentId };
+    return await releaseUncaptured(this.#context, readData(data ?? undefined), release, true);
   }
 
   /** Gives back everything of a service order Medusa does not account for. */
