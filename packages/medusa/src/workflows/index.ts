@@ -35,4 +35,8 @@ export {
 } from "./follow-service";
 export { type CustomerTokenView, listCustomerTokens } from "./list-customer-tokens";
 export { type ReconcileReport, reconcileUnknownOutcomes } from "./reconcile";
-export { RECORDED_WRITE_GRACE_MS } from "./recorded-writes";
+export {
+  RECORDED_WRITE_GIVE_UP_AFTER_MS,
+  RECORDED_WRITE_GRACE_MS,
+  RECORDED_WRITE_MAX_TRIES,
+} from "./recorded-writes";

@@ -9,6 +9,17 @@ import { readData } from "../providers/purchase-auth/session-data";
 import { followServicePayment } from "./follow-service";
 import { knexOf, OURS, SESSION_PAGE_SIZE } from "./lookups";
 import { withPaymentLock } from "./payment-lock";
+import {
+  countTry,
+  GIVEN_UP_SKIPPED,
+  giveUp,
+  recordFailure,
+  redoTriesOf,
+  restartIfUnflagged,
+  triedOut,
+} from "./recorded-writes-given-up";
+
+export { RECORDED_WRITE_GIVE_UP_AFTER_MS, RECORDED_WRITE_MAX_TRIES } from "./recorded-writes-given-up";
 
 // Medusa records a capture or refund (its row, committed on its own), then calls the provider, and
 // deletes the row when that call throws. A process killed between the two leaves the row, and the
@@ -23,7 +34,10 @@ import { withPaymentLock } from "./payment-lock";
 // it (the authorization expired), Medusa's workflow removes its new row as for any refused call, and
 // Medusa shows what the service holds. A passing fault, or a process killed before the redo
 // settled, leaves the row set aside: the next run repeats the redo, unless Medusa recorded it
-// already. One row a payment a run; captures before refunds.
+// already. One row a payment a run; captures before refunds. A redo still failing after
+// RECORDED_WRITE_MAX_TRIES tries over RECORDED_WRITE_GIVE_UP_AFTER_MS is given up: the row stays set
+// aside, the payment is flagged for a person, and runs skip it until the flag is cleared
+// (recorded-writes-given-up.ts).
 
 /** How old a capture or refund must be before its row is taken for one whose call never left. */
 export const RECORDED_WRITE_GRACE_MS = 10 * 60_000;
@@ -44,6 +58,8 @@ interface Recorded {
   created_by?: string | null;
   note?: string | null;
   refund_reason_id?: string | null;
+  /** Where the pass counts the tries of a row set aside (recorded-writes-given-up.ts). */
+  metadata?: Record<string, unknown> | null;
 }
 
 /**
@@ -81,7 +97,7 @@ export async function resendRecordedWrites(
         const unsent = await withPaymentLock(container, row.id, () =>
           takeOldestUnsent(container, row, settledBefore),
         );
-        if (unsent === undefined || !(await sendAgain(container, row, unsent))) continue;
+        if (unsent === undefined || !(await sendAgain(container, row, unsent, now))) continue;
         await withPaymentLock(container, row.id, () => followServicePayment(container, row));
         repaired.push(row.id);
       } catch (error) {
@@ -103,7 +119,8 @@ interface PaymentRow {
 /**
  * This provider's payments with a capture or refund made in the last 30 days whose recorded
  * captures or refunds add up (to the cent) to more than the service's figures their data last read
- * (a call answered writes them in), and those with a row set aside for a redo not done yet.
+ * (a call answered writes them in), and those with a row set aside for a redo not done yet; not
+ * those given up on and still flagged for a person (they cost nothing, however many).
  */
 async function* paymentsAboveTheirData(
   container: MedusaContainer,
@@ -126,6 +143,7 @@ async function* paymentsAboveTheirData(
               or ${recorded("refund")} > ${figure("refunded_amount")}
               or exists (select 1 from capture c where c.payment_id = p.id and c.deleted_at is not null)
               or exists (select 1 from refund r where r.payment_id = p.id and r.deleted_at is not null))
+         and ${GIVEN_UP_SKIPPED}
        order by p.id limit ?`,
       [since, since, OURS, afterId, pageSize],
     );
@@ -162,6 +180,8 @@ async function takeOldestUnsent(
       // Its redo was recorded, and the process died before removing it: never sent a second time.
       await removeSetAside(container, setAside);
     } else if (setAside) {
+      // Given up on before: the candidate query read it again, so a person cleared the flag.
+      await restartIfUnflagged(container, row.id, setAside);
       return await setAsideNow(container, setAside);
     }
     const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
@@ -206,7 +226,7 @@ async function setAsideRow(container: MedusaContainer, paymentId: string): Promi
   for (const kind of ["capture", "refund"] as const) {
     const extra = kind === "refund" ? ", note, refund_reason_id" : "";
     const { rows } = await knexOf(container).raw(
-      `select id, amount, raw_amount, created_at, deleted_at, created_by${extra} from ${kind}
+      `select id, amount, raw_amount, created_at, deleted_at, created_by, metadata${extra} from ${kind}
        where payment_id = ? and deleted_at is not null order by created_at, id limit 1`,
       [paymentId],
     );
@@ -242,11 +262,22 @@ async function removeSetAside(container: MedusaContainer, unsent: Unsent): Promi
  * settled: sent (the row set aside is then removed for good), or refused by the service for good
  * (Medusa removes its new row as for any refused call, and shows what the service holds). A passing
  * failure (the service unreachable, a lock timeout), or a redo that reached the service but could
- * not be recorded, leaves the row set aside for the next run.
+ * not be recorded, leaves the row set aside for the next run, until it was tried too often and too
+ * long (triedOut): then the pass gives up on it (giveUp) and says false.
  */
-async function sendAgain(container: MedusaContainer, payment: PaymentRow, unsent: Unsent): Promise<boolean> {
+async function sendAgain(
+  container: MedusaContainer,
+  payment: PaymentRow,
+  unsent: Unsent,
+  now: Date,
+): Promise<boolean> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
   const { kind, row } = unsent;
+  // Tried out by earlier runs, the last one cut short (a crash) or the bound passed since: no more.
+  const before = redoTriesOf(row.metadata);
+  if (triedOut(before, now)) return await giveUp(container, payment.id, unsent, amountOf(row), before, now);
+  // Counted before it is made, in the row: a try a crash cuts short counts too.
+  const counted = await countTry(container, unsent, now);
   logger.warn(
     `purchase-auth: ${kind} ${row.id} of payment ${payment.id} (${amountOf(row)}) was recorded but never reached the service; sending it again`,
   );
@@ -256,14 +287,19 @@ async function sendAgain(container: MedusaContainer, payment: PaymentRow, unsent
       break;
     } catch (error) {
       const message = (error as Error).message;
-      const fate = await redoFate(container, payment, unsent);
+      // Not knowing the service's figures is a passing failure too (the service unreachable).
+      const fate = await redoFate(container, payment, unsent).catch(() => "passing" as const);
       // Landed, its answer lost: once more at once, so Medusa records it (the provider sends
       // nothing: it counts as done) before a webhook's follow records it without its transaction.
       if (fate === "landed" && tries === 1) continue;
       if (fate !== "refused") {
-        // A passing failure, or landed twice: the row stays set aside, the next run repeats it.
-        logger.error(
-          `purchase-auth: sending ${kind} ${row.id} of payment ${payment.id} again ${fate === "landed" ? "reached the service, but Medusa could not record it" : "failed"} (${message}); the next run repeats it`,
+        // A passing failure (WARN: an outage), or landed twice (ERROR: the service holds more than
+        // Medusa shows): the row stays set aside, the next run repeats it, unless it is tried out.
+        const failed = await recordFailure(container, unsent, message);
+        if (triedOut(failed, now))
+          return await giveUp(container, payment.id, unsent, amountOf(row), failed, now);
+        logger[fate === "landed" ? "error" : "warn"](
+          `purchase-auth: sending ${kind} ${row.id} of payment ${payment.id} again ${fate === "landed" ? "reached the service, but Medusa could not record it" : "failed"} (${message}); the next run repeats it (try ${counted.tries} since ${counted.first_tried_at})`,
         );
         return false;
       }
