@@ -1,6 +1,8 @@
+import { randomUUID } from "node:crypto";
 import type { MedusaContainer } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
 import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
+import { PurchaseAuthClient } from "@purchase-auth/core";
 import {
   chargeStoredTokenWorkflow,
   reconcileUnknownOutcomes,
@@ -299,6 +301,40 @@ medusaIntegrationTestRunner({
           { headers: shop.admin, validateStatus: () => true },
         );
         expect(attached.status).toBe(201);
+      });
+
+      it("a capture and a refund made at the service outside Medusa count on the order for their own amounts", async () => {
+        // Recorded by the plugin, they had no order transaction: the order's paid total left them out,
+        // and Medusa's next admin capture (refund) gave them its own amount too.
+        const { orderId } = await placeOrder("outside-writes@example.com");
+        const [payment] = (await orderWithPayments(shop, orderId)).payment_collections[0]!.payments;
+        const serviceOrderId = String(payment!.data.order_id);
+        const client = new PurchaseAuthClient({
+          baseUrl: sandbox.url,
+          clientId: merchant.clientId,
+          clientSecret: merchant.clientSecret,
+          scope: merchant.scope,
+        });
+        const transactions = async (reference: "capture" | "refund") =>
+          (await container().resolve(Modules.ORDER).listOrderTransactions({ order_id: orderId }))
+            .filter((t) => t.reference === reference)
+            .map((t) => Number(t.amount))
+            .sort((a, b) => a - b);
+        // The service's order.captured (order.refunded) event: the plugin records the write.
+        const recorded = (reference: "capture" | "refund", count: number) =>
+          eventually(async () => ((await transactions(reference)).length === count ? true : undefined));
+
+        await client.orders.capture(serviceOrderId, { amount: "20.00" }, { idempotencyKey: randomUUID() });
+        await recorded("capture", 1);
+        await api.post(`/admin/payments/${payment!.id}/capture`, { amount: 30 }, { headers: shop.admin });
+        expect(await transactions("capture")).toEqual([20, 30]);
+
+        await client.orders.refund(serviceOrderId, { amount: "5.00" }, { idempotencyKey: randomUUID() });
+        await recorded("refund", 1);
+        await api.post(`/admin/payments/${payment!.id}/refund`, { amount: 10 }, { headers: shop.admin });
+        expect(await transactions("refund")).toEqual([-10, -5]);
+        const { compared } = await expectMedusaMatchesService(shop, orderId);
+        expect(compared[0]).toMatchObject({ capturedAmount: "50.00", refundedAmount: "15.00" });
       });
 
       it("an order that expires at the service cancels Medusa's payment", async () => {

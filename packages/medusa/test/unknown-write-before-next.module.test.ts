@@ -41,7 +41,8 @@ syncProviderTests(
     /** The write of unknown outcome the provider keeps on the payment (its metadata), if any. */
     async function keptWrite(paymentId: string): Promise<unknown> {
       const { rows } = await t.pg().raw("select metadata from payment where id = ?", [paymentId]);
-      return rows[0]?.metadata?.purchase_auth_unknown_write ?? undefined;
+      const metadata = (rows[0] as { metadata?: Record<string, unknown> | null } | undefined)?.metadata;
+      return metadata?.purchase_auth_unknown_write ?? undefined;
     }
 
     const outcomeOf = (write: Promise<unknown>) =>

@@ -19,6 +19,7 @@ import {
 } from "../providers/purchase-auth/stored-tokens";
 import { markOrderCanceled, releaseCanceledOrderPayment } from "./canceled-orders";
 import { accountHoldersWithToken, paymentsOfServiceOrder } from "./lookups";
+import { recordOrderTransactions } from "./order-transactions";
 import { withPaymentLock } from "./payment-lock";
 
 // Medusa follows the service: what the service's events (and the reconciler) report is applied to
@@ -210,11 +211,14 @@ export async function followServicePayment(
   );
   const serviceCaptured = toCents(order.capturedAmount);
   const serviceRefunded = toCents(order.refundedAmount);
+  const refundsBefore = new Set((stored.refunds ?? []).map((refund) => refund.id));
+  let recordedAny = false;
   if (!stored.canceled_at && serviceCaptured > recordedCaptured) {
     await payment.capturePayment({
       payment_id: row.id,
       amount: formatCents(serviceCaptured - recordedCaptured),
     });
+    recordedAny = true;
   }
   if (serviceRefunded > recordedRefunded) {
     // The provider aims at the refunds Medusa then records, which is the service's figure: nothing
@@ -223,7 +227,10 @@ export async function followServicePayment(
       payment_id: row.id,
       amount: formatCents(serviceRefunded - recordedRefunded),
     });
+    recordedAny = true;
   }
+  // Recorded outside Medusa's workflows: the order counts them once they have their transactions.
+  if (recordedAny) await recordOrderTransactions(container, row.id, refundsBefore);
   if (
     !stored.canceled_at &&
     serviceCaptured === 0n &&

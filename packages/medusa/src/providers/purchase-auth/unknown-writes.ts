@@ -8,8 +8,8 @@ import {
   type UnknownWrite,
   ValidationError,
 } from "@purchase-auth/core";
-import { logFieldsOf } from "./errors";
-import { fail, type ProviderContext, readOrder } from "./provider-context";
+import { logFieldsOf, toMedusaError } from "./errors";
+import { type ProviderContext, readOrder } from "./provider-context";
 
 // A capture, refund or cancel whose answer did not come may still be run by the service after the
 // provider gave up (it runs what it took; only the answer is late). Medusa removes its row and the
@@ -90,7 +90,11 @@ export async function settleUnknownWrite(
       );
     } else {
       const earlier = write.operation.replace(/^orders\./, "");
-      const failure = fail(context, `Settling an earlier ${earlier} before ${operation}`, error, label);
+      // WARN: nothing was sent for the caller's write, and its error (Medusa logs it) says why.
+      context.logger?.warn(
+        `purchase-auth: settling an earlier ${earlier} before ${operation} failed ${JSON.stringify({ ...label, ...logFieldsOf(error) })}`,
+      );
+      const failure = toMedusaError(`Settling an earlier ${earlier}`, error);
       throw new MedusaError(
         MedusaError.Types.UNEXPECTED_STATE,
         `${operation}: an earlier ${earlier} of this order (sent ${write.firstSentAt}) has no answer from the service yet; nothing was sent for this one. Try again in a minute. (${failure.message})`,
