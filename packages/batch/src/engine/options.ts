@@ -6,7 +6,10 @@ import type { ChargeClient, Engine } from "./process-item.js";
 export interface EngineOptions {
   /** Core's `PurchaseAuthClient` (or anything with `authorizations.create`). */
   client: ChargeClient;
-  /** Where item state lives; default a new `MemoryBatchStore` (not resumable after a crash). */
+  /**
+   * Where item state lives. `runBatch`: default a new `MemoryBatchStore` (not resumable after a
+   * crash). `chargeStoredToken` requires one: its record is what a later call moves on.
+   */
   store?: BatchStore;
   /** How declines are retried; see `DeclinePolicy`. */
   declinePolicy?: DeclinePolicy;
