@@ -3,6 +3,7 @@ import {
   type AuthorizationRequest,
   type AuthorizationRequestInput,
   checkAuthorizationRequest,
+  formatScheduleTime,
 } from "@purchase-auth/core";
 
 // What one merchant-initiated charge is: the customer's stored token and the order the server
@@ -74,6 +75,22 @@ export function assertChargeItem(value: unknown, position: number): asserts valu
   if (typeof item.order !== "object" || item.order === null) {
     throw new TypeError(`${where} (${item.itemId}): order must be an object`);
   }
+}
+
+/**
+ * The item as a store keeps it: `Date`s of `attemptSchedule.absolute` become the service's time
+ * format (`yyyy-MM-ddTHH:mm:ss+00:00`, as core sends them). A JSON round trip (PostgreSQL's jsonb)
+ * would turn them into ISO strings with milliseconds, which core refuses; converted before it, both
+ * stores keep and fingerprint the same item. The same object when there is nothing to convert.
+ */
+export function storedItemOf(item: ChargeItem): ChargeItem {
+  const absolute = item.attemptSchedule?.absolute;
+  if (!Array.isArray(absolute) || !absolute.some((time) => time instanceof Date)) return item;
+  const times = absolute.map((time) =>
+    // An invalid Date stays invalid (as core does): registration stores the item rejected.
+    time instanceof Date ? (Number.isNaN(time.getTime()) ? "Invalid Date" : formatScheduleTime(time)) : time,
+  );
+  return { ...item, attemptSchedule: { ...item.attemptSchedule, absolute: times } };
 }
 
 /** A stable digest of an item's content: the same charge registered twice has the same one. */

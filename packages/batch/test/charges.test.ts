@@ -143,6 +143,52 @@ describe.each(STORES)("a batch with the $name store", ({ open }) => {
     expect(chargesByItem(records).get("lost-answer")).toMatchObject({ succeeded: 1, captures: 1 });
   });
 
+  // With PostgresBatchStore an item whose attemptSchedule.absolute held a Date came back from jsonb
+  // as "…T…:…:….000Z", which core's time rule refuses: the item was reported rejected
+  // (INVALID_REQUEST) and never sent, although it was valid. Dates are now stored in the wire format.
+  it("sends an item with Dates in its absolute schedule, and takes it again with the same Dates", async () => {
+    const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3_600_123);
+    const item: ChargeItem = {
+      ...chargeItem("absolute-date", shop.token(), "12.00"),
+      attemptSchedule: { absolute: [at] },
+    };
+    const result = await runBatch({ client: shop.client, store, batchId: "absolute", items: [item] });
+    expect(result).toMatchObject({ total: 1, accepted: 1, rejected: { total: 0 }, sent: 1 });
+    const record = (await store.get("absolute", "absolute-date"))!;
+    expect(record).toMatchObject({ status: "accepted", result: { synchronous: false } });
+    expect(record.item.attemptSchedule).toEqual({ absolute: [`${at.toISOString().slice(0, 19)}+00:00`] });
+    const authorizations = (await sandboxRecords(shop)).authorizations.filter(
+      (authorization) => authorization.reference === "absolute-date",
+    );
+    expect(authorizations).toHaveLength(1);
+
+    // The same item registered again, with a new Date object of the same time: the same charge.
+    const again = { ...item, attemptSchedule: { absolute: [new Date(at.getTime())] } };
+    const rerun = await runBatch({ client: shop.client, store, batchId: "absolute", items: [again] });
+    expect(rerun).toMatchObject({ total: 1, accepted: 1, sent: 0 });
+  });
+
+  // An abort (SIGINT in the CLI) while the rate limiter held items back made runBatch reject with
+  // the limiter's AbortError: no report, and the CLI said "the run failed". It is "not sent" now.
+  it("an abort while rate-limited ends the run with its report; a resume charges the rest", async () => {
+    const items = Array.from({ length: 6 }, (_, i) => chargeItem(`rate-${i}`, shop.token(), "3.00"));
+    const stop = new AbortController();
+    const options = { client: shop.client, store, batchId: "rate-abort", concurrency: 2 };
+    // One start every 2 s: the first item is charged at once, the second waits for the limiter.
+    const stopped = await runBatch({
+      ...options,
+      items,
+      ratePerSecond: 0.5,
+      signal: stop.signal,
+      onItem: (record) => record.status === "charged" && stop.abort(),
+    });
+    expect(stopped).toMatchObject({ total: 6, charged: 1, pending: 5, unknown: 0, complete: false, sent: 1 });
+    const resumed = await runBatch(options);
+    expect(resumed).toMatchObject({ total: 6, charged: 6, complete: true, sent: 5 });
+    const charges = chargesByItem(await sandboxRecords(shop));
+    for (const item of items) expect(charges.get(item.itemId)).toMatchObject({ succeeded: 1 });
+  });
+
   it("never resends an unknown outcome past its key's window: it ends needing review", async () => {
     let offsetMs = 0;
     const { PurchaseAuthClient } = await import("@purchase-auth/core");

@@ -1,4 +1,4 @@
-import { type ChargeItem, fingerprintOf } from "../items.js";
+import { type ChargeItem, fingerprintOf, storedItemOf } from "../items.js";
 import {
   addToCounts,
   type BatchItemRecord,
@@ -33,7 +33,8 @@ export class MemoryBatchStore implements BatchStore {
   ): Promise<RegisterResult> {
     const batch = this.#batch(batchId);
     const result: RegisterResult = { added: 0, existing: 0 };
-    for (const item of items) {
+    for (const given of items) {
+      const item = storedItemOf(given);
       const fingerprint = fingerprintOf(item);
       const known = batch.byId.get(item.itemId);
       if (known) {

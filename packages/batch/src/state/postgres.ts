@@ -1,4 +1,4 @@
-import { type ChargeItem, fingerprintOf } from "../items.js";
+import { type ChargeItem, fingerprintOf, storedItemOf } from "../items.js";
 import { conflict } from "./memory.js";
 import { BATCH_MIGRATION_LOCK_KEY, BATCH_SCHEMA_SQL } from "./postgres-schema.js";
 import {
@@ -74,7 +74,7 @@ export class PostgresBatchStore implements BatchStore {
   ): Promise<RegisterResult> {
     const result: RegisterResult = { added: 0, existing: 0 };
     for (let start = 0; start < items.length; start += this.#chunk) {
-      const chunk = items.slice(start, start + this.#chunk);
+      const chunk = items.slice(start, start + this.#chunk).map(storedItemOf);
       const rows = chunk.map((item) => ({
         item_id: item.itemId,
         fingerprint: fingerprintOf(item),
