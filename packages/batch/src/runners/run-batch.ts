@@ -107,7 +107,15 @@ export async function runBatch(options: RunBatchOptions): Promise<RunBatchResult
       }
       unknownResends.set(record.itemId, resends);
     }
-    const step = await processItem(engine, record);
+    let step: Awaited<ReturnType<typeof processItem>>;
+    try {
+      step = await processItem(engine, record);
+    } catch (error) {
+      // Aborted while the rate limiter held it back, before anything was written ahead or sent:
+      // not sent. The item stays as it was, for a resume, and the run ends with its report.
+      if (options.signal?.aborted && isAbort(error)) return;
+      throw error;
+    }
     if (step.sent) sent++;
     const after = step.record;
     if (after === undefined || after.version === record.version) return;
@@ -167,4 +175,9 @@ export async function runBatch(options: RunBatchOptions): Promise<RunBatchResult
   progress(true);
   const elapsedMs = performance.now() - started;
   return { ...summaryOf(batchId, await store.counts(batchId)), sent, elapsedMs };
+}
+
+/** The rejection of an aborted wait (node's timers: an AbortError). */
+function isAbort(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { name?: unknown }).name === "AbortError";
 }
