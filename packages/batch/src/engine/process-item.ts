@@ -151,21 +151,48 @@ export async function processItem(engine: Engine, record: BatchItemRecord): Prom
 
 /**
  * Another worker moved the item on while this one's call was out (a duplicate job that resent the
- * same key and stored "unknown"). A definite answer about that same key must not be thrown away:
- * it is applied to the newer version as long as the item still waits for that key's outcome.
+ * same key). What this call learnt about that same key must not be thrown away:
+ * - a definite answer (charged, accepted, declined, rejected, a retry scheduled) is applied as long
+ *   as the item is still open on that key (`pending`, `sending`, `unknown`), or `needs_review`
+ *   because the duplicate could not learn that key's outcome;
+ * - an unknown outcome is applied over `pending` (the duplicate's own send was not sent, but this
+ *   one may have reached the service: the key must be resent as what it is, a resend);
+ * - `needs_review` (the key's window passed) over `pending`, `sending` or `unknown`;
+ * - "not sent" never: the newer version knows at least as much.
+ * The first-sent time never moves later than this call's (the earliest known send of the key).
  */
 async function applyToNewerVersion(
   engine: Engine,
   sent: BatchItemRecord,
   change: ItemChange,
 ): Promise<BatchItemRecord | undefined> {
-  if (change.status === "unknown") return undefined;
+  if (change.status === "pending") return undefined;
   for (let tries = 0; tries < 5; tries++) {
     const current = await engine.store.get(sent.batchId, sent.itemId);
-    const waiting = current?.status === "sending" || current?.status === "unknown";
-    if (current === undefined || !waiting || current.idempotencyKey !== sent.idempotencyKey) return undefined;
-    const stored = await engine.store.transition(current, change, engine.now());
+    if (
+      current === undefined ||
+      current.idempotencyKey !== sent.idempotencyKey ||
+      current.attempt !== sent.attempt ||
+      !appliesTo(current.status, change.status)
+    ) {
+      return undefined;
+    }
+    const earlier =
+      sent.firstSentAt !== undefined &&
+      (current.firstSentAt === undefined || sent.firstSentAt < current.firstSentAt);
+    const stored = await engine.store.transition(
+      current,
+      earlier ? { ...change, firstSentAt: sent.firstSentAt! } : change,
+      engine.now(),
+    );
     if (stored !== undefined) return stored;
   }
   return undefined;
+}
+
+/** Whether this call's `news` about a key is applied to a newer version, in `status`, of the same key. */
+function appliesTo(status: ItemChange["status"], news: ItemChange["status"]): boolean {
+  if (news === "unknown") return status === "pending";
+  if (news === "needs_review") return status === "pending" || status === "sending" || status === "unknown";
+  return status === "pending" || status === "sending" || status === "unknown" || status === "needs_review";
 }
