@@ -1,66 +1,41 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { type EngineOptions, engineOf, nonNegative } from "../engine/options.js";
+import { BatchFatalError } from "../engine/classify.js";
+import { engineOf, nonNegative } from "../engine/options.js";
 import { type Engine, processItem } from "../engine/process-item.js";
 import { type ChargeItemSource, registerItems } from "../engine/register.js";
-import type { BatchStore } from "../state/types.js";
+import { MemoryBatchStore } from "../state/memory.js";
+import { type BatchStore, isOpen } from "../state/types.js";
 import { type BatchSummary, summaryOf } from "../summary.js";
+import { type FollowUpPolicy, failureDelayMs, followUpDelayMs } from "./pg-boss-schedule.js";
+import type { BatchJobData, PgBossBatchQueueOptions, PgBossLike, WorkOptions } from "./pg-boss-types.js";
 import { rateLimiter } from "./rate-limiter.js";
 
 // Scale-out on pg-boss, on the PostgreSQL the store already uses: one job per item, any number of
 // workers in any number of processes. pg-boss hands each job to one worker at a time and hands it
 // out again when a worker dies (after `expireInSeconds`); the item's write-ahead record and its
 // derived key make a job that runs twice harmless (same key: the service answers the first outcome).
+//
+// Each job of an open item ends by queuing the item's next job (its "follow-up"), and only then
+// completes: an open item always has a job, in this process or not, until it is final. The chain
+// is never dropped by a worker: an unknown outcome is resent at growing delays until it is answered
+// or the key's window has passed (then the engine marks the item `needs_review`, which is final).
 
-/** The part of a started `PgBoss` instance (pg-boss 10 or later) this module uses. */
-export interface PgBossLike {
-  createQueue(
-    name: string,
-    options?: {
-      name: string;
-      retryLimit?: number;
-      retryDelay?: number;
-      retryBackoff?: boolean;
-      expireInSeconds?: number;
-    },
-  ): Promise<unknown>;
-  insert(jobs: Array<{ name: string; data?: object; startAfter?: Date | string }>): Promise<unknown>;
-  send(name: string, data: object, options?: { startAfter?: Date | string | number }): Promise<string | null>;
-  work(
-    name: string,
-    options: { batchSize?: number; pollingIntervalSeconds?: number },
-    handler: (jobs: Array<{ id: string; data: unknown }>) => Promise<unknown>,
-  ): Promise<string>;
-  offWork(name: string): Promise<unknown>;
+export type { BatchJobData, PgBossBatchQueueOptions, PgBossLike, WorkOptions } from "./pg-boss-types.js";
+
+/** A job whose item is not in this worker's store (another database or schema, or a deleted batch). */
+class MissingItemError extends Error {
+  constructor(data: BatchJobData) {
+    super(
+      `pg-boss job for batch ${String(data?.batchId)}, item ${String(data?.itemId)}: no such item in this worker's store (is it the producer's database and schema?)`,
+    );
+    this.name = "MissingItemError";
+  }
 }
 
-export interface BatchJobData {
-  batchId: string;
-  itemId: string;
-  /** Resends of an unknown outcome so far, through this queue. */
-  resends?: number;
-}
+const MAX_FATAL_PAUSE_MS = 300_000;
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-export interface PgBossBatchQueueOptions extends EngineOptions {
-  /** A started PgBoss instance (the caller owns it: starts and stops it). */
-  boss: PgBossLike;
-  /** The store every worker shares: a `PostgresBatchStore` (the same database as pg-boss, or not). */
-  store: BatchStore;
-  /** pg-boss queue name; default "purchase-auth-batch". */
-  queue?: string;
-  /** Resends of one unknown outcome through the queue before leaving it to `resume`; default 10. */
-  maxUnknownResends?: number;
-  /** A job not finished within this many seconds is handed to another worker; default 300. */
-  expireInSeconds?: number;
-}
-
-export interface WorkOptions {
-  /** Jobs this worker processes at once; default 8. */
-  concurrency?: number;
-  /** Requests this worker starts per second at most; default unlimited. */
-  ratePerSecond?: number;
-  /** How often an idle worker polls; default 0.5 s (pg-boss's minimum). */
-  pollingIntervalSeconds?: number;
-}
+type JobOutcome = "done" | "failed" | "fatal";
 
 /**
  * A batch queue on pg-boss. Producers `enqueue` (register items + one job each); workers `work`;
@@ -71,21 +46,43 @@ export class PgBossBatchQueue {
   readonly #store: BatchStore;
   readonly #options: PgBossBatchQueueOptions;
   readonly #queue: string;
-  readonly #maxUnknownResends: number;
+  readonly #schema: string;
   readonly #expireInSeconds: number;
+  readonly #followUp: FollowUpPolicy;
   #ready: Promise<void> | undefined;
 
   constructor(options: PgBossBatchQueueOptions) {
     if (typeof options?.boss?.work !== "function")
       throw new TypeError("boss must be a started PgBoss instance");
     if (typeof options.store?.transition !== "function") throw new TypeError("store must be a BatchStore");
+    if (options.store instanceof MemoryBatchStore) {
+      throw new TypeError(
+        "PgBossBatchQueue needs a store every worker shares (a PostgresBatchStore), not a MemoryBatchStore",
+      );
+    }
     this.#boss = options.boss;
     this.#store = options.store;
     this.#options = options;
     this.#queue = options.queue ?? "purchase-auth-batch";
-    this.#maxUnknownResends = nonNegative(options.maxUnknownResends, 10, "maxUnknownResends");
+    this.#schema = options.bossSchema ?? "pgboss";
+    if (!SCHEMA_NAME.test(this.#schema)) throw new TypeError("bossSchema must be a plain SQL name");
     this.#expireInSeconds = nonNegative(options.expireInSeconds, 300, "expireInSeconds");
-    engineOf(options, options.store); // checks the options now, not in the first job
+    const engine = engineOf(options, options.store); // checks the options now, not in the first job
+    this.#followUp = {
+      unknownRetryDelayMs: engine.unknownRetryDelayMs,
+      maxUnknownResends: nonNegative(options.maxUnknownResends, 10, "maxUnknownResends"),
+      maxUnknownResendDelayMs: nonNegative(
+        options.maxUnknownResendDelayMs,
+        300_000,
+        "maxUnknownResendDelayMs",
+      ),
+      idempotencyWindowMs: nonNegative(options.idempotencyWindowMs, 3_600_000, "idempotencyWindowMs"),
+      idempotencySafetyMarginMs: nonNegative(
+        options.idempotencySafetyMarginMs,
+        300_000,
+        "idempotencySafetyMarginMs",
+      ),
+    };
   }
 
   get queue(): string {
@@ -96,7 +93,9 @@ export class PgBossBatchQueue {
   setup(): Promise<void> {
     this.#ready ??= (async () => {
       await this.#store.migrate();
-      // A job that fails (a database error, a fatal configuration error) is retried by pg-boss.
+      // pg-boss retries a job only when its worker could not put the item back itself: the worker
+      // died, the job expired, or the database refused the follow-up job. Every other failure is
+      // handled by the worker (see `#handle`). An existing queue keeps the options it was created with.
       await this.#boss.createQueue(this.#queue, {
         name: this.#queue,
         retryLimit: 5,
@@ -118,8 +117,8 @@ export class PgBossBatchQueue {
   }
 
   /**
-   * Queues a job for every open item of the batch (after a crash of everything, or for items left
-   * unknown or scheduled): harmless when jobs for them are still queued.
+   * Queues a job for every open item of the batch (after a crash of everything, or for items whose
+   * job pg-boss gave up on): harmless when jobs for them are still queued.
    */
   async resume(batchId: string): Promise<{ queued: number }> {
     await this.setup();
@@ -142,25 +141,70 @@ export class PgBossBatchQueue {
     return { queued };
   }
 
-  /** Starts a worker in this process; returns a function that stops it (jobs in hand finish). */
+  /**
+   * Starts a worker in this process; returns a function that stops it (jobs in hand finish).
+   *
+   * Each fetched job is handled on its own: one job's failure never fails the others (pg-boss fails
+   * every job of a fetched batch when its handler throws). A passing failure (a database error)
+   * puts the item back with a delayed job; a fatal one (`BatchFatalError`: credentials refused)
+   * puts it back too and pauses this worker (`fatalPauseMs`), as a pg-boss worker would wait out an
+   * outage, instead of burning every job's retries. A job's call is aborted (its item stays unknown,
+   * resent by the follow-up job) before the job's `expireInSeconds`, so pg-boss never hands out a
+   * job whose first run is still going.
+   */
   async work(options: WorkOptions = {}): Promise<() => Promise<void>> {
     await this.setup();
     const concurrency = Math.max(1, Math.floor(nonNegative(options.concurrency, 8, "concurrency")));
+    const basePause = nonNegative(options.fatalPauseMs, 10_000, "fatalPauseMs");
+    const onError = options.onError ?? reportToStderr;
     const engine = engineOf(
       this.#options,
       this.#store,
       rateLimiter(options.ratePerSecond, this.#options.signal),
     );
-    await this.#boss.work(
-      this.#queue,
-      { batchSize: concurrency, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 0.5 },
-      async (jobs) => {
-        // A throw fails the whole fetched batch of jobs; pg-boss retries them (harmless, same keys).
-        await Promise.all(jobs.map((job) => this.#run(engine, job.data as BatchJobData)));
-      },
-    );
+    const workOptions = {
+      batchSize: concurrency,
+      pollingIntervalSeconds: options.pollingIntervalSeconds ?? 0.5,
+    };
+
+    let workerId: string | undefined;
+    let stopped = false;
+    let pauseMs = basePause;
+    let resumeTimer: ReturnType<typeof setTimeout> | undefined;
+    const report = (error: unknown, data: BatchJobData) =>
+      onError(error instanceof Error ? error : new Error(String(error)), {
+        batchId: String(data?.batchId),
+        itemId: String(data?.itemId),
+      });
+
+    const start = async () => {
+      const id = await this.#boss.work(this.#queue, workOptions, async (jobs) => {
+        const outcomes = await Promise.all(jobs.map((job) => this.#handle(engine, job, pauseMs, report)));
+        if (outcomes.includes("fatal")) pause();
+        else if (outcomes.includes("done")) pauseMs = basePause;
+      });
+      // Stopped while it was starting (after a pause): it stops at once.
+      if (stopped) await this.#boss.offWork({ id });
+      else workerId = id;
+    };
+    const pause = () => {
+      if (stopped || workerId === undefined) return;
+      const id = workerId;
+      workerId = undefined;
+      this.#boss.offWork({ id }).catch(() => {});
+      const ms = pauseMs;
+      pauseMs = Math.min(MAX_FATAL_PAUSE_MS, Math.max(1, pauseMs) * 2);
+      resumeTimer = setTimeout(() => {
+        resumeTimer = undefined;
+        if (!stopped) start().catch((error) => onError(asError(error), { batchId: "", itemId: "" }));
+      }, ms);
+    };
+
+    await start();
     return async () => {
-      await this.#boss.offWork(this.#queue);
+      stopped = true;
+      if (resumeTimer !== undefined) clearTimeout(resumeTimer);
+      if (workerId !== undefined) await this.#boss.offWork({ id: workerId });
     };
   }
 
@@ -170,49 +214,133 @@ export class PgBossBatchQueue {
 
   /**
    * Resolves when no item of the batch is due within `waitUpToMs` (every item final, or left for
-   * later), polling the store every `pollMs` (default 500).
+   * later), polling the store every `pollMs` (default 500). An open item that has had no pg-boss
+   * job (queued, retrying or running) for `strandedAfterMs` (default 10 s) is not waited for: no
+   * worker will move it until `resume(batchId)` queues it again. Works in any process: it reads the
+   * store and pg-boss's job table.
    */
   async waitFor(
     batchId: string,
-    options: { pollMs?: number; waitUpToMs?: number; signal?: AbortSignal } = {},
+    options: { pollMs?: number; waitUpToMs?: number; strandedAfterMs?: number; signal?: AbortSignal } = {},
   ) {
     const pollMs = options.pollMs ?? 500;
     const horizon = options.waitUpToMs ?? 60_000;
+    const strandedAfterMs = options.strandedAfterMs ?? 10_000;
+    const jobless = new Map<string, number>(); // item id → since when it has had no job
     for (;;) {
       const open = await this.#store.open(batchId, 10_000);
       const now = Date.now();
-      const soon = open.filter(
-        (item) => (item.notBefore?.getTime() ?? now) - now <= horizon && !this.#given(item.itemId),
-      );
-      if (soon.length === 0) return this.summary(batchId);
+      let waiting = open.filter((item) => (item.notBefore?.getTime() ?? now) - now <= horizon);
+      const withJob = waiting.length === 0 ? undefined : await this.#itemsWithJob(batchId, waiting);
+      if (withJob !== undefined) {
+        const seen = new Set<string>();
+        waiting = waiting.filter((item) => {
+          if (withJob.has(item.itemId)) return true;
+          seen.add(item.itemId);
+          const since = jobless.get(item.itemId) ?? now;
+          jobless.set(item.itemId, since);
+          return now - since < strandedAfterMs;
+        });
+        for (const itemId of jobless.keys()) if (!seen.has(itemId)) jobless.delete(itemId);
+      }
+      if (waiting.length === 0) return this.summary(batchId);
       await sleep(pollMs, undefined, options.signal ? { signal: options.signal } : undefined);
     }
   }
 
-  /** Items whose unknown outcome this process stopped resending (left to `resume`). */
-  readonly #givenUp = new Set<string>();
-  #given(itemId: string): boolean {
-    return this.#givenUp.has(itemId);
+  /** Which of these items have a job that is queued, waiting for a retry or running. */
+  async #itemsWithJob(
+    batchId: string,
+    items: ReadonlyArray<{ itemId: string }>,
+  ): Promise<Set<string> | undefined> {
+    const db = this.#boss.getDb?.();
+    if (db === undefined) return undefined;
+    const { rows } = await db.executeSql(
+      `SELECT DISTINCT data->>'itemId' AS item_id FROM ${this.#schema}.job
+       WHERE name = $1 AND state < 'completed' AND data->>'batchId' = $2 AND data->>'itemId' = ANY($3::text[])`,
+      [this.#queue, batchId, items.map((item) => item.itemId)],
+    );
+    return new Set(rows.map((row) => String(row.item_id)));
+  }
+
+  /** Runs one job; never throws: whatever happens, the item is put back or pg-boss retries the job. */
+  async #handle(
+    engine: Engine,
+    job: { id: string; data: unknown; expireInSeconds?: number },
+    pauseMs: number,
+    report: (error: unknown, data: BatchJobData) => void,
+  ): Promise<JobOutcome> {
+    const data = job.data as BatchJobData;
+    // Aborts the job's call (its item stays unknown and is resent by the follow-up) before pg-boss
+    // would consider the job expired and hand it to another worker.
+    const expireMs = Math.max(1, job.expireInSeconds ?? this.#expireInSeconds) * 1_000;
+    const deadline = AbortSignal.timeout(expireMs - Math.min(expireMs * 0.2, 10_000));
+    const signal = engine.signal === undefined ? deadline : AbortSignal.any([engine.signal, deadline]);
+    try {
+      await this.#run({ ...engine, signal }, data);
+      return "done";
+    } catch (error) {
+      report(error, data);
+      if (error instanceof MissingItemError) {
+        // Loud, not silent: the job stays in pg-boss (retried, then failed), for a worker on the
+        // right store or for a person to see.
+        await this.#boss.fail(this.#queue, job.id, { message: error.message }).catch(() => {});
+        return "failed";
+      }
+      const fatal = error instanceof BatchFatalError;
+      const failures = (data.failures ?? 0) + 1;
+      const delayMs = fatal ? Math.max(pauseMs, 1_000) : failureDelayMs(failures);
+      try {
+        await this.#boss.send(
+          this.#queue,
+          {
+            batchId: data.batchId,
+            itemId: data.itemId,
+            resends: data.resends ?? 0,
+            failures,
+          } satisfies BatchJobData,
+          { startAfter: delayMs / 1_000 },
+        );
+      } catch {
+        // The item could not be put back: pg-boss retries this job (and only this one). If even that
+        // fails, the job expires and pg-boss hands it out again.
+        await this.#boss.fail(this.#queue, job.id, { message: asError(error).message }).catch(() => {});
+      }
+      return fatal ? "fatal" : "failed";
+    }
   }
 
   async #run(engine: Engine, data: BatchJobData): Promise<void> {
     const record = await this.#store.get(data.batchId, data.itemId);
-    if (record === undefined) return;
+    if (record === undefined) throw new MissingItemError(data);
+    if (!isOpen(record.status)) return; // final: the chain ends
     const step = await processItem(engine, record);
     const after = step.record;
     if (after === undefined) return; // another worker moved it on; its job carries on from there
-    if (after.status === "pending" || after.status === "retry_scheduled" || after.status === "unknown") {
-      const resends = (data.resends ?? 0) + (after.status === "unknown" ? 1 : 0);
-      if (resends > this.#maxUnknownResends) {
-        this.#givenUp.add(data.itemId);
-        return;
-      }
-      // The follow-up job: if this worker dies before it is queued, pg-boss re-runs this one.
-      await this.#boss.send(
-        this.#queue,
-        { batchId: data.batchId, itemId: data.itemId, resends } satisfies BatchJobData,
-        after.notBefore === undefined ? {} : { startAfter: after.notBefore },
-      );
-    }
+    if (after.status !== "pending" && after.status !== "retry_scheduled" && after.status !== "unknown")
+      return;
+    // A resend: a call was made (its outcome was logged; not processItem returning early because
+    // the item is not due yet by this worker's clock) about a key that may have been sent before.
+    const called = step.sent || after.log.length > record.log.length;
+    const resent =
+      called && after.status === "unknown" && (record.status === "unknown" || record.status === "sending");
+    const resends = (data.resends ?? 0) + (resent ? 1 : 0);
+    const delayMs = followUpDelayMs(after, resends, resent, engine.now(), this.#followUp);
+    // The follow-up job: if this worker dies before it is queued, pg-boss re-runs this one.
+    await this.#boss.send(
+      this.#queue,
+      { batchId: data.batchId, itemId: data.itemId, resends } satisfies BatchJobData,
+      delayMs > 0 ? { startAfter: delayMs / 1_000 } : {},
+    );
   }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+function reportToStderr(error: Error, job: { batchId: string; itemId: string }): void {
+  console.error(
+    `[@purchase-auth/batch] pg-boss job (batch ${job.batchId}, item ${job.itemId}): ${error.message}`,
+  );
 }

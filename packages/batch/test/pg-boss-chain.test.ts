@@ -1,0 +1,216 @@
+import { PurchaseAuthClient, type PurchaseAuthClientOptions } from "@purchase-auth/core";
+import PgBoss from "pg-boss";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { type BatchItemRecord, PgBossBatchQueue, type PgBossBatchQueueOptions } from "../src/index.js";
+import { freshDatabase } from "./support/database.js";
+import {
+  chargeItem,
+  chargesByItem,
+  clearFaults,
+  FAST_RETRIES,
+  injectFaults,
+  openShop,
+  type Shop,
+  sandboxRecords,
+} from "./support/sandbox.js";
+
+// The pg-boss runner never drops an item's chain of jobs: an unknown outcome is resent (at growing
+// delays) until it is answered or the key's window has passed, a run that found the item not yet
+// due (the worker's clock behind the database's) is not a resend, and `waitFor` in another process
+// does not wait for ever for an item that has no job.
+
+let shop: Shop;
+let database: Awaited<ReturnType<typeof freshDatabase>>;
+const bosses: PgBoss[] = [];
+beforeAll(async () => {
+  shop = await openShop({}, 11);
+  database = await freshDatabase();
+});
+afterEach(async () => {
+  await clearFaults(shop);
+});
+afterAll(async () => {
+  await Promise.all(bosses.map((boss) => boss.stop({ graceful: false, wait: true })));
+  await shop.sandbox.close();
+  await database.drop();
+});
+
+async function queue(
+  name: string,
+  options: Partial<PgBossBatchQueueOptions> = {},
+  client: Partial<PurchaseAuthClientOptions> = {},
+): Promise<PgBossBatchQueue> {
+  const boss = new PgBoss({ connectionString: database.url, max: 4 });
+  boss.on("error", () => {});
+  await boss.start();
+  bosses.push(boss);
+  return new PgBossBatchQueue({
+    boss,
+    store: database.store,
+    queue: name,
+    client: new PurchaseAuthClient({ ...shop.credentials, ...FAST_RETRIES, maxRetries: 0, ...client }),
+    ...options,
+  });
+}
+
+/** What a failed wait shows: a record's status and log, never its item (which holds a customer token). */
+function brief(value: unknown): string {
+  const record = value as Partial<BatchItemRecord> | undefined;
+  if (record?.status !== undefined && record.log !== undefined) {
+    return JSON.stringify({
+      status: record.status,
+      log: record.log.map((entry) => `${entry.outcome}:${entry.reason ?? ""}`),
+    });
+  }
+  return JSON.stringify(value);
+}
+
+async function until<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, capMs = 60_000) {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() - started > capMs)
+      throw new Error(`${what}: not reached within ${capMs} ms (${brief(value)})`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const record = (batchId: string, itemId: string) =>
+  database.store.get(batchId, itemId) as Promise<BatchItemRecord>;
+
+async function jobsOf(itemId: string): Promise<Array<{ state: string; retry_count: number }>> {
+  const { rows } = await database.pool.query(
+    "SELECT state, retry_count FROM pgboss.job WHERE data->>'itemId' = $1 ORDER BY created_on",
+    [itemId],
+  );
+  return rows as Array<{ state: string; retry_count: number }>;
+}
+
+it("an item left unknown by an outage longer than maxUnknownResends is still resent, and converges", async () => {
+  const item = chargeItem("strand-1", shop.token(), "25.00");
+  const producer = await queue("chain-outage", { unknownRetryDelayMs: 1_500, maxUnknownResends: 2 }); // works nothing
+  const worker = await queue("chain-outage", {
+    unknownRetryDelayMs: 1_500,
+    maxUnknownResends: 2,
+    maxUnknownResendDelayMs: 3_000,
+  });
+  await injectFaults(shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
+  await producer.enqueue("strand", [item]);
+  await worker.work({ concurrency: 2, pollingIntervalSeconds: 0.5, onError: () => {} });
+  await until(
+    "unknown",
+    () => record("strand", item.itemId),
+    (r) => r.status === "unknown",
+    20_000,
+  );
+  // An outage of three 503s: more resends than maxUnknownResends (2); then the service is healthy.
+  await injectFaults(shop, [{ kind: "unavailable", count: 3 }]);
+
+  const final = await until(
+    "charged",
+    () => record("strand", item.itemId),
+    (r) => r.status !== "unknown",
+  );
+  expect(final.status).toBe("charged");
+  expect(final.log.filter((entry) => entry.outcome === "unknown").length).toBeGreaterThanOrEqual(4);
+  // The producer, another process, sees it too.
+  const summary = await producer.waitFor("strand", { pollMs: 200, signal: AbortSignal.timeout(30_000) });
+  expect(summary).toMatchObject({ total: 1, charged: 1, unknown: 0, complete: true });
+  expect(chargesByItem(await sandboxRecords(shop)).get(item.itemId)).toMatchObject({
+    succeeded: 1,
+    captures: 1,
+  });
+}, 90_000);
+
+it("an unknown outcome is resent until the key's window has passed, then needs review, and the chain ends", async () => {
+  // A short window (10 s, less a 2 s margin) on the client and on the queue.
+  const window = { idempotencyWindowMs: 10_000, idempotencySafetyMarginMs: 2_000 };
+  const worker = await queue(
+    "chain-window",
+    { unknownRetryDelayMs: 500, maxUnknownResends: 1, maxUnknownResendDelayMs: 2_000, ...window },
+    window,
+  );
+  const item = chargeItem("window-1", shop.token(), "12.00");
+  await injectFaults(shop, [
+    { kind: "gateway_error", status: 502, phase: "after_commit", count: 1 },
+    { kind: "unavailable", count: null }, // then the service never answers again
+  ]);
+  await worker.enqueue("window", [item]);
+  await worker.work({ concurrency: 2, pollingIntervalSeconds: 0.5, onError: () => {} });
+
+  const final = await until(
+    "final",
+    () => record("window", item.itemId),
+    (r) => r.status !== "unknown" && r.status !== "sending" && r.status !== "pending",
+  );
+  expect(final.status).toBe("needs_review");
+  expect(final.reason).toBe("IDEMPOTENCY_WINDOW_PASSED");
+  const unknowns = final.log.filter((entry) => entry.outcome === "unknown");
+  expect(unknowns.length).toBeGreaterThanOrEqual(3); // resent past maxUnknownResends
+  const firstSent = final.firstSentAt!.getTime();
+  // The last resend was made near the end of the window (it ends 8 s after the first send; the
+  // last chance is 7.2 s), not dropped nor left to a resend past the window.
+  const lastResend = Math.max(...unknowns.map((entry) => new Date(entry.at).getTime()));
+  expect(lastResend - firstSent).toBeGreaterThanOrEqual(6_500);
+  expect(final.log.at(-1)?.outcome).toBe("window_passed");
+  // No job is left for the final item.
+  const jobs = await until(
+    "chain ended",
+    () => jobsOf(item.itemId),
+    (rows) => rows.every((row) => row.state === "completed"),
+  );
+  expect(jobs.every((row) => row.retry_count === 0)).toBe(true);
+}, 90_000);
+
+it("waitFor (in another process) does not wait for an open item that has no job; resume queues it again", async () => {
+  const producer = await queue("chain-orphan");
+  const item = chargeItem("orphan-1", shop.token(), "7.00");
+  await producer.enqueue("orphan", [item]);
+  // pg-boss gave up on the item's job (a job failed for good): the item is open and has no job.
+  await database.pool.query("UPDATE pgboss.job SET state = 'failed' WHERE data->>'itemId' = $1", [
+    item.itemId,
+  ]);
+
+  const summary = await producer.waitFor("orphan", {
+    pollMs: 100,
+    strandedAfterMs: 1_000,
+    signal: AbortSignal.timeout(30_000),
+  });
+  expect(summary).toMatchObject({ total: 1, pending: 1, complete: false });
+
+  expect(await producer.resume("orphan")).toEqual({ queued: 1 });
+  const worker = await queue("chain-orphan");
+  await worker.work({ concurrency: 2, pollingIntervalSeconds: 0.5 });
+  expect(
+    await producer.waitFor("orphan", { pollMs: 100, signal: AbortSignal.timeout(30_000) }),
+  ).toMatchObject({
+    charged: 1,
+    complete: true,
+  });
+}, 60_000);
+
+it("a worker whose clock is behind the database's neither counts early runs as resends nor loops on them", async () => {
+  const lagMs = 10_000;
+  const worker = await queue("chain-clock", {
+    unknownRetryDelayMs: 5_000,
+    maxUnknownResends: 2,
+    now: () => new Date(Date.now() - lagMs),
+  });
+  const item = chargeItem("clock-1", shop.token(), "3.00");
+  await injectFaults(shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
+  await worker.enqueue("clock", [item]);
+  await worker.work({ concurrency: 2, pollingIntervalSeconds: 0.5, onError: () => {} });
+
+  const final = await until(
+    "final",
+    () => record("clock", item.itemId),
+    (r) => r.status !== "unknown" && r.status !== "pending" && r.status !== "sending",
+    45_000,
+  );
+  expect(final.status).toBe("charged");
+  expect(final.log.map((entry) => entry.outcome)).toEqual(["unknown", "done"]);
+  // The enqueued job, the follow-up after the 502 (queued for when the item is due by the worker's
+  // clock), and at most one early run in between.
+  expect((await jobsOf(item.itemId)).length).toBeLessThanOrEqual(3);
+}, 60_000);

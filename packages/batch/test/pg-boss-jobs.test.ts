@@ -1,0 +1,256 @@
+import { PurchaseAuthClient } from "@purchase-auth/core";
+import PgBoss from "pg-boss";
+import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import {
+  type BatchItemRecord,
+  type BatchStore,
+  type ChargeClient,
+  MemoryBatchStore,
+  PgBossBatchQueue,
+  type PgBossBatchQueueOptions,
+} from "../src/index.js";
+import { freshDatabase } from "./support/database.js";
+import {
+  chargeItem,
+  chargesByItem,
+  clearFaults,
+  FAST_RETRIES,
+  injectFaults,
+  openShop,
+  type Shop,
+  sandboxRecords,
+} from "./support/sandbox.js";
+
+// How the pg-boss runner treats its jobs: each job on its own (one failing job never fails the
+// others of its fetch), a fatal error pauses the worker instead of failing jobs, a call is cut short
+// before the job would expire, and a job whose item is not in the worker's store is never
+// completed silently.
+
+let shop: Shop;
+let database: Awaited<ReturnType<typeof freshDatabase>>;
+const bosses: PgBoss[] = [];
+const dropLater: Array<() => Promise<void>> = [];
+beforeAll(async () => {
+  shop = await openShop({}, 13);
+  database = await freshDatabase();
+});
+afterEach(async () => {
+  await clearFaults(shop);
+});
+afterAll(async () => {
+  await Promise.all(bosses.map((boss) => boss.stop({ graceful: false, wait: true })));
+  await shop.sandbox.close();
+  for (const drop of dropLater) await drop();
+  await database.drop();
+});
+
+async function startedBoss(): Promise<PgBoss> {
+  const boss = new PgBoss({ connectionString: database.url, max: 4 });
+  boss.on("error", () => {});
+  await boss.start();
+  bosses.push(boss);
+  return boss;
+}
+
+const goodClient = () => new PurchaseAuthClient({ ...shop.credentials, ...FAST_RETRIES, maxRetries: 0 });
+
+async function queue(
+  name: string,
+  options: Partial<PgBossBatchQueueOptions> = {},
+): Promise<PgBossBatchQueue> {
+  return new PgBossBatchQueue({
+    boss: await startedBoss(),
+    store: database.store,
+    queue: name,
+    client: goodClient(),
+    unknownRetryDelayMs: 200,
+    ...options,
+  });
+}
+
+/** What a failed wait shows: a record's status and log, never its item (which holds a customer token). */
+function brief(value: unknown): string {
+  const record = value as Partial<BatchItemRecord> | undefined;
+  if (record?.status !== undefined && record.log !== undefined) {
+    return JSON.stringify({
+      status: record.status,
+      log: record.log.map((entry) => `${entry.outcome}:${entry.reason ?? ""}`),
+    });
+  }
+  return JSON.stringify(value);
+}
+
+async function until<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, capMs = 60_000) {
+  const started = Date.now();
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return value;
+    if (Date.now() - started > capMs) {
+      throw new Error(`${what}: not reached within ${capMs} ms (${brief(value)})`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function jobsOf(
+  queueName: string,
+): Promise<Array<{ item: string; state: string; retry_count: number }>> {
+  const { rows } = await database.pool.query(
+    "SELECT data->>'itemId' AS item, state, retry_count FROM pgboss.job WHERE name = $1 ORDER BY created_on",
+    [queueName],
+  );
+  return rows as Array<{ item: string; state: string; retry_count: number }>;
+}
+
+const statuses = async (batchId: string) => {
+  const out: string[] = [];
+  for await (const record of database.store.items(batchId)) out.push(record.status);
+  return out;
+};
+
+it("one job failing (a database error) fails neither the other jobs of its fetch nor itself for good", async () => {
+  let failOnce = true;
+  // The store, except that reading item "bad" fails once (a passing database error).
+  const store = new Proxy(database.store, {
+    get(target, property) {
+      if (property === "get") {
+        return (batchId: string, itemId: string): Promise<BatchItemRecord | undefined> => {
+          if (itemId === "fetch-bad" && failOnce) {
+            failOnce = false;
+            return Promise.reject(new Error("connection terminated unexpectedly"));
+          }
+          return target.get(batchId, itemId);
+        };
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  }) as BatchStore;
+  const errors: Error[] = [];
+  const worker = await queue("jobs-fetch", { store });
+  const items = ["fetch-bad", "fetch-a", "fetch-b", "fetch-c"].map((id) =>
+    chargeItem(id, shop.token(), "5.00"),
+  );
+  await worker.enqueue("fetch", items); // all four jobs are queued before the worker fetches them
+  await worker.work({ concurrency: 4, pollingIntervalSeconds: 0.5, onError: (error) => errors.push(error) });
+
+  await until(
+    "all charged",
+    () => statuses("fetch"),
+    (all) => all.every((status) => status === "charged"),
+  );
+  expect(failOnce).toBe(false);
+  const jobs = await until(
+    "jobs done",
+    () => jobsOf("jobs-fetch"),
+    (rows) => rows.every((row) => row.state === "completed"),
+  );
+  // No job was failed: the innocent ones ran once; the bad one was put back as a new job.
+  expect(jobs.filter((row) => row.retry_count > 0)).toEqual([]);
+  expect(errors.map((error) => error.message)).toEqual(["connection terminated unexpectedly"]);
+  const byItem = chargesByItem(await sandboxRecords(shop));
+  for (const item of items) expect(byItem.get(item.itemId), item.itemId).toMatchObject({ succeeded: 1 });
+}, 60_000);
+
+it("credentials refused for a while pause the worker; no job is failed, and every item is charged after", async () => {
+  let refused = true;
+  let refusedCalls = 0;
+  const bad = new PurchaseAuthClient({
+    ...shop.credentials,
+    clientSecret: "not-the-secret",
+    ...FAST_RETRIES,
+  });
+  const good = goodClient();
+  const client: ChargeClient = {
+    authorizations: {
+      create: (request, options) => {
+        if (refused) refusedCalls++;
+        return (refused ? bad : good).authorizations.create(request, options);
+      },
+    },
+  };
+  const errors: Error[] = [];
+  const worker = await queue("jobs-fatal", { client });
+  const items = ["fatal-a", "fatal-b", "fatal-c"].map((id) => chargeItem(id, shop.token(), "6.00"));
+  await worker.enqueue("fatal", items);
+  await worker.work({
+    concurrency: 3,
+    pollingIntervalSeconds: 0.5,
+    fatalPauseMs: 1_000,
+    onError: (error) => errors.push(error),
+  });
+  await until(
+    "refused",
+    async () => refusedCalls,
+    (n) => n >= 1,
+    30_000,
+  );
+  refused = false; // the credentials are accepted again
+
+  await until(
+    "all charged",
+    () => statuses("fatal"),
+    (all) => all.every((status) => status === "charged"),
+  );
+  const jobs = await until(
+    "jobs done",
+    () => jobsOf("jobs-fatal"),
+    (rows) => rows.every((row) => row.state === "completed"),
+  );
+  expect(jobs.filter((row) => row.retry_count > 0)).toEqual([]);
+  expect(errors.length).toBeGreaterThanOrEqual(1);
+  expect(errors.every((error) => error.name === "BatchFatalError")).toBe(true);
+}, 60_000);
+
+it("a call still out when the job is about to expire is cut short: the job completes and is not handed out again", async () => {
+  const worker = await queue("jobs-expire", { expireInSeconds: 3 });
+  const item = chargeItem("expire-1", shop.token(), "8.00");
+  await injectFaults(shop, [{ kind: "latency", latencyMs: 6_000, count: 1 }]);
+  await worker.enqueue("expire", [item]);
+  await worker.work({ concurrency: 2, pollingIntervalSeconds: 0.5, onError: () => {} });
+
+  const final = await until(
+    "charged",
+    () => database.store.get("expire", item.itemId) as Promise<BatchItemRecord>,
+    (r) => r.status === "charged",
+  );
+  const jobs = await until(
+    "jobs done",
+    () => jobsOf("jobs-expire"),
+    (rows) => rows.every((row) => row.state === "completed"),
+  );
+  expect(jobs.filter((row) => row.retry_count > 0)).toEqual([]);
+  expect(final.log[0]?.outcome).toBe("unknown"); // the first call was cut short
+  expect(chargesByItem(await sandboxRecords(shop)).get(item.itemId)).toMatchObject({
+    succeeded: 1,
+    captures: 1,
+  });
+}, 60_000);
+
+it("refuses a MemoryBatchStore, which other workers cannot share", async () => {
+  const boss = await startedBoss();
+  expect(() => new PgBossBatchQueue({ boss, store: new MemoryBatchStore(), client: goodClient() })).toThrow(
+    /MemoryBatchStore/,
+  );
+});
+
+it("a job whose item is not in the worker's store is failed loudly, not completed", async () => {
+  const producer = await queue("jobs-missing");
+  const item = chargeItem("missing-1", shop.token(), "4.00");
+  await producer.enqueue("missing", [item]);
+  // A worker pointed at another database (its store is empty), on the same pg-boss.
+  const elsewhere = await freshDatabase();
+  dropLater.push(() => elsewhere.drop());
+  const errors: Error[] = [];
+  const worker = await queue("jobs-missing", { store: elsewhere.store });
+  await worker.work({ concurrency: 2, pollingIntervalSeconds: 0.5, onError: (error) => errors.push(error) });
+
+  const jobs = await until(
+    "job handled",
+    () => jobsOf("jobs-missing"),
+    (rows) => rows.some((row) => row.state !== "created" && row.state !== "active"),
+  );
+  expect(jobs.map((row) => row.state)).not.toContain("completed");
+  expect(errors[0]?.message).toMatch(/no such item/);
+  expect((await database.store.get("missing", item.itemId))?.status).toBe("pending");
+}, 60_000);
