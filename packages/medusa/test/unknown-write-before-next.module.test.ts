@@ -1,12 +1,17 @@
+import { randomUUID } from "node:crypto";
+import { PurchaseAuthClient } from "@purchase-auth/core";
 import { expect, it, vi } from "vitest";
+import { followServiceOrder } from "../src/workflows/follow-service";
 import { syncProviderTests } from "./support/sync-provider-tests";
 
 // A capture or refund whose answer did not come in time may still be applied by the service after
-// the provider gave up (Medusa then removes its row). The next capture or refund of the order read
-// the service before that happened and sent its whole difference: the service moved both, more than
-// Medusa asked for in total. Found by a review. Now the provider keeps the write whose outcome is
-// unknown and settles it (the same request, the same key) before it sends anything else for the
-// order: while the service still runs it, the next write is refused with nothing sent.
+// the provider gave up (Medusa then removes its row), or may never have reached it. The next capture
+// or refund of the order read the service before the first was applied and sent its whole
+// difference: the service moved both, more than Medusa asked for in total (found by a review). A
+// first fix settled the kept write by sending it again before any other write, which ran money
+// Medusa showed as failed when it had never reached the service (found by the next review). Now the
+// provider keeps the write whose outcome is unknown, and sends only its retry (the same key) until
+// it can no longer run: any other capture, refund or cancel of the order is refused, nothing sent.
 
 const LATENCY_MS = 2_500;
 
@@ -51,47 +56,99 @@ syncProviderTests(
         (error: Error) => error.message,
       );
 
-    it("a capture beside an earlier one still running at the service waits for it; the total is what Medusa records", async () => {
+    it("while a capture's outcome is unknown, only its retry is sent; another capture is refused", async () => {
       const { paymentId, orderId } = await t.authorizedPayment(100);
       slowWrite(`/manage/orders/${orderId}/capture`);
       await expect(payment.capturePayment({ payment_id: paymentId, amount: 30 })).rejects.toThrow();
 
-      // The service still runs the first capture: nothing may be sent for the second one yet.
-      const beside = await outcomeOf(payment.capturePayment({ payment_id: paymentId, amount: 50 }));
-      expect(beside).toMatch(/an earlier capture of this order .* nothing was sent for this one/);
+      // The service still runs the first capture: nothing may be sent for another one.
+      const other = await outcomeOf(payment.capturePayment({ payment_id: paymentId, amount: 50 }));
+      expect(other).toMatch(/an earlier capture of this order .* is not a retry of it; nothing was sent/);
+      // Its retry asks the service, which still runs it: no answer yet, and nothing else is sent.
+      const retry = await outcomeOf(payment.capturePayment({ payment_id: paymentId, amount: 30 }));
+      expect(retry).toMatch(/an earlier capture of this order .* has no answer from the service yet/);
 
       await applied(orderId, "capture", "30.00");
-      await payment.capturePayment({ payment_id: paymentId, amount: 50 });
-      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "50.00" });
+      expect(await outcomeOf(payment.capturePayment({ payment_id: paymentId, amount: 50 }))).toMatch(
+        /is not a retry of it/,
+      );
+      await payment.capturePayment({ payment_id: paymentId, amount: 30 });
+      expect(await keptWrite(paymentId)).toBeUndefined();
+      await payment.capturePayment({ payment_id: paymentId, amount: 20 });
       expect(await recorded(paymentId)).toEqual({ captured: "50.00", refunded: "0.00" });
       const captures = t.serviceOrder(orderId)!.operations.filter((op) => op.type === "capture");
       expect(captures.map((op) => op.amount)).toEqual(["30.00", "20.00"]);
     });
 
-    it("a refund beside an earlier one still running at the service waits for it; the total is what Medusa records", async () => {
+    it("while a refund's outcome is unknown, another refund is refused; its retry settles it", async () => {
       const { paymentId, orderId } = await t.authorizedPayment(100);
       await payment.capturePayment({ payment_id: paymentId });
       slowWrite(`/manage/orders/${orderId}/refund`);
       await expect(payment.refundPayment({ payment_id: paymentId, amount: 30 })).rejects.toThrow();
 
-      const beside = await outcomeOf(payment.refundPayment({ payment_id: paymentId, amount: 50 }));
-      expect(beside).toMatch(/an earlier refund of this order .* nothing was sent for this one/);
+      const other = await outcomeOf(payment.refundPayment({ payment_id: paymentId, amount: 50 }));
+      expect(other).toMatch(/an earlier refund of this order .* is not a retry of it; nothing was sent/);
 
       await applied(orderId, "refund", "30.00");
-      await payment.refundPayment({ payment_id: paymentId, amount: 50 });
+      await payment.refundPayment({ payment_id: paymentId, amount: 30 });
+      await payment.refundPayment({ payment_id: paymentId, amount: 20 });
       expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "100.00", refundedAmount: "50.00" });
       expect(await recorded(paymentId)).toEqual({ captured: "100.00", refunded: "50.00" });
     });
 
-    it("a capture whose answer was lost is settled by the next write, which then sends only what is missing", async () => {
+    it("a capture that never reached the service is not sent by a cancel; its retry sends it", async () => {
+      const { paymentId, orderId } = await t.authorizedPayment(100);
+      // Every send of the capture is cut before the service reads it (core's one retry too).
+      t.sandbox().injectFault({
+        kind: "reset_before_processing",
+        match: { method: "POST", path: `/manage/orders/${orderId}/capture` },
+        count: null,
+      });
+      try {
+        await expect(payment.capturePayment({ payment_id: paymentId, amount: 30 })).rejects.toThrow();
+      } finally {
+        t.sandbox().clearFaults();
+      }
+      expect(await keptWrite(paymentId)).toMatchObject({ operation: "orders.capture" });
+
+      const cancel = await outcomeOf(payment.cancelPayment(paymentId));
+      expect(cancel).toMatch(/an earlier capture of this order .* is not a retry of it; nothing was sent/);
+      expect(t.serviceOrder(orderId)).toMatchObject({ status: "NotActivated", capturedAmount: "0.00" });
+
+      await payment.capturePayment({ payment_id: paymentId, amount: 30 });
+      expect(await keptWrite(paymentId)).toBeUndefined();
+      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "30.00" });
+      expect(await recorded(paymentId)).toEqual({ captured: "30.00", refunded: "0.00" });
+    });
+
+    it("a follow of the service's figures is recorded while a write is kept: it sends nothing", async () => {
+      const { paymentId, orderId } = await t.authorizedPayment(100);
+      await t.answerLost(() => payment.capturePayment({ payment_id: paymentId, amount: 30 }));
+      // Captured at the service outside Medusa meanwhile: its order.captured event is followed.
+      const { sandbox, merchant } = t.suite.state;
+      const client = new PurchaseAuthClient({
+        baseUrl: sandbox!.url,
+        clientId: merchant!.clientId,
+        clientSecret: merchant!.clientSecret,
+        scope: merchant!.scope,
+      });
+      await client.orders.capture(orderId, { amount: "10.00" }, { idempotencyKey: randomUUID() });
+      await followServiceOrder(t.container(), orderId);
+      expect(await recorded(paymentId)).toEqual({ captured: "40.00", refunded: "0.00" });
+      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "40.00" });
+      // Another capture still waits for the kept one to be settled or to pass its hour.
+      const other = await outcomeOf(payment.capturePayment({ payment_id: paymentId, amount: 10 }));
+      expect(other).toMatch(/is not a retry of it; nothing was sent/);
+    });
+
+    it("a capture whose answer was lost is settled by its retry, which sends nothing more", async () => {
       const { paymentId, orderId } = await t.authorizedPayment(100);
       await t.answerLost(() => payment.capturePayment({ payment_id: paymentId, amount: 30 }));
       expect(await keptWrite(paymentId)).toMatchObject({ operation: "orders.capture" });
-      await payment.capturePayment({ payment_id: paymentId, amount: 50 });
-      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "50.00" });
-      expect(await recorded(paymentId)).toEqual({ captured: "50.00", refunded: "0.00" });
-      // Settled: the write kept for it is gone from the payment.
+      await payment.capturePayment({ payment_id: paymentId, amount: 30 });
       expect(await keptWrite(paymentId)).toBeUndefined();
+      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "30.00" });
+      expect(await recorded(paymentId)).toEqual({ captured: "30.00", refunded: "0.00" });
     });
   },
   { extra: { timeoutMs: 1_000 } },

@@ -21,8 +21,8 @@ import { keepUnknownWrite, settleUnknownWrite } from "./unknown-writes";
  * the service's order is read: only what is missing up to that total is captured, so a capture whose
  * answer was lost is not applied twice. Already captured counts as done; a cancelled or expired
  * order is an error, never "captured". Runs under the order's lock: two captures at once would
- * each read the service before the other sent, and both send the difference. A write of the order
- * whose outcome is unknown is settled first (unknown-writes.ts).
+ * each read the service before the other sent, and both send the difference. While a write of the
+ * order has an unknown outcome, only its retry is sent (unknown-writes.ts).
  */
 export async function capture(
   context: ProviderContext,
@@ -40,13 +40,16 @@ async function captureLocked(
   captureId: string | undefined,
 ): Promise<PurchaseAuthData> {
   const recorded = captureId ? await context.records.capturesOfPaymentOf(captureId) : undefined;
-  await settleUnknownWrite(context, recorded?.paymentId, orderId, "Capture");
-  const before = await readOrder(context, orderId);
-  let target = toCents(before.totalAmount);
+  const read = await readOrder(context, orderId);
+  let target = toCents(read.totalAmount);
   if (recorded) {
     const recordedTotal = toCentsRounded(sumExact(recorded.amounts));
     if (recordedTotal < target) target = recordedTotal;
   }
+  const key = captureToKey(context.options.idempotencyNamespace, orderId, formatCents(target));
+  const sends = target > toCents(read.capturedAmount);
+  const request = { operation: "Capture", key, sends };
+  const before = await settleUnknownWrite(context, recorded?.paymentId, read, request);
   const missing = target - toCents(before.capturedAmount);
   if (missing <= 0n) {
     context.logger?.info(
@@ -58,7 +61,7 @@ async function captureLocked(
     await context.client.orders.capture(
       orderId,
       { amount: formatCents(missing), ...(captureId ? { actionReference: captureId } : {}) },
-      { idempotencyKey: captureToKey(context.options.idempotencyNamespace, orderId, formatCents(target)) },
+      { idempotencyKey: key },
     );
   } catch (error) {
     await keepUnknownWrite(context, recorded?.paymentId, error);
@@ -90,8 +93,8 @@ async function captureLocked(
  * order and that total, and only what is missing up to it is sent: a refund whose answer was lost is
  * not refunded twice by Medusa's retry. Under the order's lock, as a capture: two refunds at once
  * each aimed at the same total from the payment's data, and the service refunded one of them. Without
- * an id (no record to read), the payment's data gives the total before this refund. A write of the
- * order whose outcome is unknown is settled first (unknown-writes.ts).
+ * an id (no record to read), the payment's data gives the total before this refund. While a write of
+ * the order has an unknown outcome, only its retry is sent (unknown-writes.ts).
  */
 export async function refund(
   context: ProviderContext,
@@ -107,7 +110,6 @@ export async function refund(
     const target = recorded
       ? toCentsRounded(sumExact(recorded.amounts))
       : toCents(data.refunded_amount ?? "0.00") + cents;
-    await settleUnknownWrite(context, recorded?.paymentId, orderId, "Refund");
     return await refundLocked(context, data, orderId, target, refundId, recorded?.paymentId);
   });
 }
@@ -120,7 +122,10 @@ async function refundLocked(
   refundId: string | undefined,
   paymentId: string | undefined,
 ): Promise<PurchaseAuthData> {
-  const before = await readOrder(context, orderId);
+  const key = refundToKey(context.options.idempotencyNamespace, orderId, formatCents(target));
+  const read = await readOrder(context, orderId);
+  const sends = target > toCents(read.refundedAmount);
+  const before = await settleUnknownWrite(context, paymentId, read, { operation: "Refund", key, sends });
   const missing = target - toCents(before.refundedAmount);
   if (missing <= 0n) {
     context.logger?.info(
@@ -132,7 +137,7 @@ async function refundLocked(
     await context.client.orders.refund(
       orderId,
       { amount: formatCents(missing), ...(refundId ? { actionReference: refundId } : {}) },
-      { idempotencyKey: refundToKey(context.options.idempotencyNamespace, orderId, formatCents(target)) },
+      { idempotencyKey: key },
     );
   } catch (error) {
     await keepUnknownWrite(context, paymentId, error);
@@ -147,7 +152,8 @@ async function refundLocked(
  * counts as done, nothing sent. With `allowCaptured` false (Medusa's cancelPayment), captured money
  * is an error before anything is sent: cancelling cannot give it back, and releasing the remainder
  * would let Medusa record the payment canceled while the service holds what it captured. Under the
- * order's lock, after settling a write of the order whose outcome is unknown, as captures and refunds.
+ * order's lock; while a write of the order has an unknown outcome, only its retry is sent, as for
+ * captures and refunds.
  */
 export async function releaseUncaptured(
   context: ProviderContext,
@@ -156,10 +162,9 @@ export async function releaseUncaptured(
   allowCaptured: boolean,
 ): Promise<PurchaseAuthData> {
   const orderId = requireOrder(data, "Cancel");
-  return await context.records.withOrderLock(orderId, async () => {
-    await settleUnknownWrite(context, release.paymentId, orderId, "Cancel");
-    return await releaseLocked(context, data, orderId, release, allowCaptured);
-  });
+  return await context.records.withOrderLock(orderId, () =>
+    releaseLocked(context, data, orderId, release, allowCaptured),
+  );
 }
 
 async function releaseLocked(
@@ -172,7 +177,10 @@ async function releaseLocked(
   // Read first: an order with nothing left to release (a cancel whose answer was lost, the order
   // expired) is done without sending. Its key may be past the service's idempotency window by now
   // (the service refuses it), and resending it would only be refused.
-  const before = await readOrder(context, orderId);
+  const key = keyBase ? cancelKey(context.options.idempotencyNamespace, keyBase) : undefined;
+  const read = await readOrder(context, orderId);
+  const sends = !nothingLeftToRelease(read) && (allowCaptured || toCents(read.capturedAmount) === 0n);
+  const before = await settleUnknownWrite(context, paymentId, read, { operation: "Cancel", key, sends });
   if (!allowCaptured && toCents(before.capturedAmount) > 0n) {
     // Releasing the remainder would go through, and Medusa would record the payment canceled while
     // the service holds what it captured: refuse before sending anything.
@@ -189,7 +197,7 @@ async function releaseLocked(
     await context.client.orders.cancel(
       orderId,
       keyBase ? { actionReference: keyBase } : {},
-      keyBase ? { idempotencyKey: cancelKey(context.options.idempotencyNamespace, keyBase) } : {},
+      key ? { idempotencyKey: key } : {},
     );
   } catch (error) {
     await keepUnknownWrite(context, paymentId, error);
