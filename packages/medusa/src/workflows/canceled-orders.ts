@@ -6,7 +6,7 @@ import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instan
 import { readData, writeData } from "../providers/purchase-auth/session-data";
 import { followServicePayment } from "./follow-service";
 import { knexOf } from "./lookups";
-import { recordOrderTransactions } from "./order-transactions";
+import { RECORDED_BY_PLUGIN, recordOrderTransactions } from "./order-transactions";
 import { withPaymentLock } from "./payment-lock";
 
 // A canceled Medusa order must leave nothing with the service. Medusa's cancelOrderWorkflow refunds
@@ -96,9 +96,12 @@ async function releaseLocked(
   >[0]);
   const toRefund = captured - cents(stored.refunds as never);
   if (toRefund > 0n) {
-    await payment.refundPayment({ payment_id: paymentId, amount: formatCents(toRefund) });
-    const refundsBefore = new Set((stored.refunds ?? []).map((refund) => refund.id));
-    await recordOrderTransactions(container, paymentId, refundsBefore);
+    await payment.refundPayment({
+      payment_id: paymentId,
+      amount: formatCents(toRefund),
+      created_by: RECORDED_BY_PLUGIN,
+    });
+    await recordOrderTransactions(container, paymentId);
     logger.warn(
       `purchase-auth: ${orderLabel} canceled: payment ${paymentId} had ${formatCents(toRefund)} captured that Medusa's order cancel did not refund (its records did not show it then); it is refunded`,
     );

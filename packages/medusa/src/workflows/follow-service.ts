@@ -19,7 +19,7 @@ import {
 } from "../providers/purchase-auth/stored-tokens";
 import { markOrderCanceled, releaseCanceledOrderPayment } from "./canceled-orders";
 import { accountHoldersWithToken, paymentsOfServiceOrder } from "./lookups";
-import { recordOrderTransactions } from "./order-transactions";
+import { RECORDED_BY_PLUGIN, recordOrderTransactions } from "./order-transactions";
 import { withPaymentLock } from "./payment-lock";
 
 // Medusa follows the service: what the service's events (and the reconciler) report is applied to
@@ -211,12 +211,12 @@ export async function followServicePayment(
   );
   const serviceCaptured = toCents(order.capturedAmount);
   const serviceRefunded = toCents(order.refundedAmount);
-  const refundsBefore = new Set((stored.refunds ?? []).map((refund) => refund.id));
   let recordedAny = false;
   if (!stored.canceled_at && serviceCaptured > recordedCaptured) {
     await payment.capturePayment({
       payment_id: row.id,
       amount: formatCents(serviceCaptured - recordedCaptured),
+      captured_by: RECORDED_BY_PLUGIN,
     });
     recordedAny = true;
   }
@@ -226,11 +226,12 @@ export async function followServicePayment(
     await payment.refundPayment({
       payment_id: row.id,
       amount: formatCents(serviceRefunded - recordedRefunded),
+      created_by: RECORDED_BY_PLUGIN,
     });
     recordedAny = true;
   }
   // Recorded outside Medusa's workflows: the order counts them once they have their transactions.
-  if (recordedAny) await recordOrderTransactions(container, row.id, refundsBefore);
+  if (recordedAny) await recordOrderTransactions(container, row.id);
   if (
     !stored.canceled_at &&
     serviceCaptured === 0n &&

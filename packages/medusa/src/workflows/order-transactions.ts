@@ -13,24 +13,23 @@ import { orderOfPaymentCollection } from "./lookups";
 // payment that has none yet, each for the amount the workflow was asked for (Medusa 2.21:
 // `input.amount ?? capture.amount`). The captures and refunds the plugin records itself, following
 // the service (the payment module's own calls, outside any workflow), had none: the order's paid
-// total left them out, and the next admin capture gave them the admin's amount. So whenever the
-// plugin records one, it gets a transaction for its own amount. Medusa's steps look for an existing
-// transaction of a row first, so they add none twice.
-// - Every capture of the payment without a transaction gets one: all of Medusa's flows key a
-//   capture's by the capture's id, so a capture without one is the plugin's (or one whose workflow
-//   is about to add it, for the same amount).
-// - Only the refunds recorded since `refundsBefore`: Medusa's order cancel keys its refunds'
-//   transactions by the payment's id, not the refund's, and must not be counted twice.
+// total left them out, and the next admin capture gave them the admin's amount. So the plugin marks
+// the rows it records (`created_by`: RECORDED_BY_PLUGIN) and gives each its transaction, for its own
+// amount, at once. Only those: another flow's row may be between its commit and its own transaction
+// (or its provider call, which may fail and delete it), and Medusa's order cancel keys its refunds'
+// transactions by the payment, not the refund. Medusa's steps look for an existing transaction of a
+// row first, so they add none to the plugin's rows.
 
-/**
- * Gives each capture of payment `paymentId` without an order transaction its own, and each refund
- * not in `refundsBefore` (the ids the payment had before the caller recorded its refund) too.
- */
-export async function recordOrderTransactions(
-  container: MedusaContainer,
-  paymentId: string,
-  refundsBefore: ReadonlySet<string>,
-): Promise<void> {
+/** Who recorded a capture or refund the plugin records while following the service. */
+export const RECORDED_BY_PLUGIN = "purchase-auth";
+
+/** Gives each capture and refund the plugin recorded for payment `paymentId` its order transaction. */
+export async function recordOrderTransactions(container: MedusaContainer, paymentId: string): Promise<void> {
+  // A payment module run without Medusa's order module (its tests) links no order's transactions.
+  const orders = container.resolve<IOrderModuleService | undefined>(Modules.ORDER, {
+    allowUnregistered: true,
+  });
+  if (!orders) return;
   const payments = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
   const payment = await payments.retrievePayment(paymentId, {
     select: ["id", "payment_collection_id", "currency_code"],
@@ -40,29 +39,24 @@ export async function recordOrderTransactions(
   if (!orderId) return;
   const amountOf = (row: { raw_amount?: unknown; amount: unknown }) =>
     (row.raw_amount ?? row.amount) as BigNumberInput;
+  const ours = (row: { created_by?: string | null }) => row.created_by === RECORDED_BY_PLUGIN;
   const rows: CreateOrderTransactionDTO[] = [
-    ...(payment.captures ?? []).map((capture) => ({
+    ...(payment.captures ?? []).filter(ours).map((capture) => ({
       order_id: orderId,
       amount: amountOf(capture),
       currency_code: payment.currency_code,
       reference: "capture",
       reference_id: capture.id,
     })),
-    ...(payment.refunds ?? [])
-      .filter((refund) => !refundsBefore.has(refund.id))
-      .map((refund) => ({
-        order_id: orderId,
-        amount: MathBN.mult(amountOf(refund), -1),
-        currency_code: payment.currency_code,
-        reference: "refund",
-        reference_id: refund.id,
-      })),
+    ...(payment.refunds ?? []).filter(ours).map((refund) => ({
+      order_id: orderId,
+      amount: MathBN.mult(amountOf(refund), -1),
+      currency_code: payment.currency_code,
+      reference: "refund",
+      reference_id: refund.id,
+    })),
   ];
-  // A payment module run without Medusa's order module (its tests) links no order's transactions.
-  const orders = container.resolve<IOrderModuleService | undefined>(Modules.ORDER, {
-    allowUnregistered: true,
-  });
-  if (rows.length === 0 || !orders) return;
+  if (rows.length === 0) return;
   const existing = await orders.listOrderTransactions(
     { order_id: orderId, reference_id: rows.map((row) => row.reference_id!) },
     { select: ["reference", "reference_id"] },
