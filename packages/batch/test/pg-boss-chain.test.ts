@@ -214,3 +214,24 @@ it("a worker whose clock is behind the database's neither counts early runs as r
   // clock), and at most one early run in between.
   expect((await jobsOf(item.itemId)).length).toBeLessThanOrEqual(3);
 }, 60_000);
+
+it("waitFor waits for a due item behind 10,000 open ones scheduled beyond its horizon", async () => {
+  // Found by a review: it looked at the first 10,000 open items in registration order only, and
+  // returned while a later one was due and had its job.
+  const waiter = await queue("chain-many");
+  const items = Array.from({ length: 10_001 }, (_, i) => chargeItem(`many-${i}`, shop.token(), "1.00"));
+  await database.store.register("many", items);
+  // The first 10,000: a decline's retry scheduled in an hour, beyond waitFor's minute.
+  await database.pool.query(
+    `UPDATE purchase_auth_batch_items SET status = 'retry_scheduled', attempt = 1,
+       not_before = now() + interval '1 hour'
+     WHERE batch_id = 'many' AND item_id <> 'many-10000'`,
+  );
+  // The last one is due now and has its job (no worker runs: the job stays queued).
+  await waiter.resume("many");
+  const waited = waiter.waitFor("many", { pollMs: 100, signal: AbortSignal.timeout(3_000) }).then(
+    () => "returned",
+    (error: Error) => error.name,
+  );
+  expect(await waited).toBe("AbortError");
+}, 60_000);

@@ -254,3 +254,45 @@ it("a job whose item is not in the worker's store is failed loudly, not complete
   expect(errors[0]?.message).toMatch(/no such item/);
   expect((await database.store.get("missing", item.itemId))?.status).toBe("pending");
 }, 60_000);
+
+it("an item that can be neither put back nor its job failed (the database gone a moment) keeps a job", async () => {
+  // Found by a review: the follow-up, the put-back and fail() all failing left the job completed and
+  // the item unknown with no job, until someone called resume().
+  const boss = await startedBoss();
+  let blip = 0;
+  const passing = () => {
+    blip--;
+    return Promise.reject(new Error("connection terminated unexpectedly"));
+  };
+  const blinking = new Proxy(boss, {
+    get(target, property) {
+      if (property === "send" || property === "fail") {
+        const real = (target[property] as (...args: unknown[]) => Promise<unknown>).bind(target);
+        return (...args: unknown[]) => (blip > 0 ? passing() : real(...args));
+      }
+      const value = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const blinkingQueue = new PgBossBatchQueue({
+    boss: blinking,
+    store: database.store,
+    queue: "jobs-blip",
+    client: goodClient(),
+    unknownRetryDelayMs: 200,
+  });
+  const item = chargeItem("blip-1", shop.token(), "7.00");
+  await injectFaults(shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
+  await blinkingQueue.enqueue("blip", [item]);
+  blip = 3; // the follow-up's send, the put-back's send, fail()
+  await blinkingQueue.work({ concurrency: 1, pollingIntervalSeconds: 0.5, onError: () => {} });
+
+  const charged = await until(
+    "charged",
+    () => database.store.get("blip", item.itemId),
+    (record) => record?.status === "charged",
+  );
+  expect(charged?.log.map((entry) => entry.outcome)).toEqual(["unknown", "done"]);
+  const byItem = chargesByItem(await sandboxRecords(shop));
+  expect(byItem.get(item.itemId)?.succeeded).toBe(1);
+}, 90_000);

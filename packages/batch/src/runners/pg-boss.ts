@@ -35,7 +35,8 @@ class MissingItemError extends Error {
 const MAX_FATAL_PAUSE_MS = 300_000;
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-type JobOutcome = "done" | "failed" | "fatal";
+/** How a job ended: `lost` when its item could be neither put back nor its job failed (the database gone). */
+type JobOutcome = "done" | "failed" | "fatal" | "lost";
 
 /**
  * A batch queue on pg-boss. Producers `enqueue` (register items + one job each); workers `work`;
@@ -182,6 +183,11 @@ export class PgBossBatchQueue {
         const outcomes = await Promise.all(jobs.map((job) => this.#handle(engine, job, pauseMs, report)));
         if (outcomes.includes("fatal")) pause();
         else if (outcomes.includes("done")) pauseMs = basePause;
+        // An item neither put back nor its job failed: completing the fetch would leave it with no
+        // job. Throwing has pg-boss fail (and retry) the fetch's jobs, or, with the database still
+        // gone, leave them to expire and be handed out again; a job run twice is harmless.
+        if (outcomes.includes("lost"))
+          throw new Error("pg-boss: an item could not be put back; its jobs are retried");
       });
       // Stopped while it was starting (after a pause): it stops at once.
       if (stopped) await this.#boss.offWork({ id });
@@ -303,8 +309,12 @@ export class PgBossBatchQueue {
         );
       } catch {
         // The item could not be put back: pg-boss retries this job (and only this one). If even that
-        // fails, the job expires and pg-boss hands it out again.
-        await this.#boss.fail(this.#queue, job.id, { message: asError(error).message }).catch(() => {});
+        // fails, the handler throws (see `work`).
+        try {
+          await this.#boss.fail(this.#queue, job.id, { message: asError(error).message });
+        } catch {
+          return "lost";
+        }
       }
       return fatal ? "fatal" : "failed";
     }

@@ -95,7 +95,6 @@ export class MemoryBatchStore implements BatchStore {
   async open(batchId: string, limit: number): Promise<OpenItemView[]> {
     const views: OpenItemView[] = [];
     for (const record of this.#batches.get(batchId)?.records ?? []) {
-      if (views.length >= limit) break;
       if (!isOpen(record.status)) continue;
       views.push({
         itemId: record.itemId,
@@ -103,7 +102,9 @@ export class MemoryBatchStore implements BatchStore {
         ...(record.notBefore === undefined ? {} : { notBefore: record.notBefore }),
       });
     }
-    return views;
+    // The soonest due first (stable: seq order among equals), as the Postgres store.
+    const due = (view: OpenItemView) => view.notBefore?.getTime() ?? Number.NEGATIVE_INFINITY;
+    return views.sort((a, b) => (due(a) === due(b) ? 0 : due(a) < due(b) ? -1 : 1)).slice(0, limit);
   }
 
   async counts(batchId: string): Promise<StatusCounts> {

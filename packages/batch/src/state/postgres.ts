@@ -163,7 +163,7 @@ export class PostgresBatchStore implements BatchStore {
   async open(batchId: string, limit: number): Promise<OpenItemView[]> {
     const found = await this.#pool.query(
       `SELECT item_id, status, not_before FROM purchase_auth_batch_items
-       WHERE batch_id = $1 AND status IN ${OPEN_SQL} ORDER BY seq LIMIT $2`,
+       WHERE batch_id = $1 AND status IN ${OPEN_SQL} ORDER BY not_before NULLS FIRST, seq LIMIT $2`,
       [batchId, limit],
     );
     return found.rows.map((row) => ({

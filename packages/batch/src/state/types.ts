@@ -141,7 +141,11 @@ export interface BatchStore {
   transition(record: BatchItemRecord, change: ItemChange, now: Date): Promise<BatchItemRecord | undefined>;
   /** Open items due at `now` with seq > `afterSeq`, in seq order, at most `limit`. */
   due(batchId: string, now: Date, afterSeq: number, limit: number): Promise<BatchItemRecord[]>;
-  /** Open items (at most `limit`), for deciding whether and how long to wait. */
+  /**
+   * Open items, the soonest due first (no `notBefore` first, then seq order), at most `limit`: for
+   * deciding whether and how long to wait. The first `limit` are the ones due soonest, so a caller
+   * that finds none of them due within its horizon knows none of the rest is either.
+   */
   open(batchId: string, limit: number): Promise<OpenItemView[]>;
   counts(batchId: string): Promise<StatusCounts>;
   /** Every item of the batch in seq order, in pages (for reports). */
