@@ -13,6 +13,7 @@ import {
   type Shop,
   sandboxRecords,
 } from "./support/sandbox.js";
+import { until } from "./support/until.js";
 
 // The pg-boss runner never drops an item's chain of jobs: an unknown outcome is resent (at growing
 // delays) until it is answered or the key's window has passed, a run that found the item not yet
@@ -51,29 +52,6 @@ async function queue(
     client: new PurchaseAuthClient({ ...shop.credentials, ...FAST_RETRIES, maxRetries: 0, ...client }),
     ...options,
   });
-}
-
-/** What a failed wait shows: a record's status and log, never its item (which holds a customer token). */
-function brief(value: unknown): string {
-  const record = value as Partial<BatchItemRecord> | undefined;
-  if (record?.status !== undefined && record.log !== undefined) {
-    return JSON.stringify({
-      status: record.status,
-      log: record.log.map((entry) => `${entry.outcome}:${entry.reason ?? ""}`),
-    });
-  }
-  return JSON.stringify(value);
-}
-
-async function until<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, capMs = 60_000) {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() - started > capMs)
-      throw new Error(`${what}: not reached within ${capMs} ms (${brief(value)})`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 const record = (batchId: string, itemId: string) =>

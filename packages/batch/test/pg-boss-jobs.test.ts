@@ -20,6 +20,7 @@ import {
   type Shop,
   sandboxRecords,
 } from "./support/sandbox.js";
+import { until } from "./support/until.js";
 
 // How the pg-boss runner treats its jobs: each job on its own (one failing job never fails the
 // others of its fetch), a fatal error pauses the worker instead of failing jobs, a call is cut short
@@ -66,30 +67,6 @@ async function queue(
     unknownRetryDelayMs: 200,
     ...options,
   });
-}
-
-/** What a failed wait shows: a record's status and log, never its item (which holds a customer token). */
-function brief(value: unknown): string {
-  const record = value as Partial<BatchItemRecord> | undefined;
-  if (record?.status !== undefined && record.log !== undefined) {
-    return JSON.stringify({
-      status: record.status,
-      log: record.log.map((entry) => `${entry.outcome}:${entry.reason ?? ""}`),
-    });
-  }
-  return JSON.stringify(value);
-}
-
-async function until<T>(what: string, probe: () => Promise<T>, done: (value: T) => boolean, capMs = 60_000) {
-  const started = Date.now();
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() - started > capMs) {
-      throw new Error(`${what}: not reached within ${capMs} ms (${brief(value)})`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 async function jobsOf(

@@ -11,14 +11,7 @@ import { syncProviderTests } from "./support/sync-provider-tests";
 // each was rounded on its own, and a full refund was refused a cent short.
 
 syncProviderTests("concurrent-captures-refunds", (t) => {
-  const { payment } = t;
-
-  async function recorded(paymentId: string) {
-    const stored = await payment.retrievePayment(paymentId, { relations: ["captures", "refunds"] });
-    const sum = (rows: Array<{ amount: unknown }> | undefined) =>
-      (rows ?? []).reduce((total, row) => total + Number(row.amount), 0).toFixed(2);
-    return { captured: sum(stored.captures), refunded: sum(stored.refunds) };
-  }
+  const { payment, recorded } = t;
 
   it("two refunds at once are both refunded at the service", async () => {
     const { paymentId, orderId } = await t.authorizedPayment(100);

@@ -18,14 +18,7 @@ const LATENCY_MS = 2_500;
 syncProviderTests(
   "unknown-write-before-next",
   (t) => {
-    const { payment } = t;
-
-    async function recorded(paymentId: string) {
-      const stored = await payment.retrievePayment(paymentId, { relations: ["captures", "refunds"] });
-      const sum = (rows: Array<{ amount: unknown }> | undefined) =>
-        (rows ?? []).reduce((total, row) => total + Number(row.amount), 0).toFixed(2);
-      return { captured: sum(stored.captures), refunded: sum(stored.refunds) };
-    }
+    const { payment, recorded } = t;
 
     /** The service takes `path`'s next write, then runs it LATENCY_MS later: after the provider gave up. */
     function slowWrite(path: string): void {

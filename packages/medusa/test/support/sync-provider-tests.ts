@@ -27,6 +27,8 @@ export interface SyncProviderContext extends PaymentModuleContext {
   serviceOrder: (
     orderId: string,
   ) => ReturnType<ReturnType<SyncProviderContext["sandbox"]>["orders"]>[number] | undefined;
+  /** What Medusa records as captured and refunded for payment `paymentId` ("30.00"). */
+  recorded: (paymentId: string) => Promise<{ captured: string; refunded: string }>;
   /** The session's data as Medusa stores it. */
   sessionData: (id: string) => Promise<Record<string, unknown> | undefined>;
   /** The registered provider, for replacing its methods with hooks. */
@@ -118,6 +120,12 @@ export function syncProviderTests(
             .orders()
             .find((order) => order.orderId === orderId),
         sessionData,
+        recorded: async (paymentId) => {
+          const stored = await payment.retrievePayment(paymentId, { relations: ["captures", "refunds"] });
+          const sum = (rows: Array<{ amount: unknown }> | undefined) =>
+            (rows ?? []).reduce((total, row) => total + Number(row.amount), 0).toFixed(2);
+          return { captured: sum(stored.captures), refunded: sum(stored.refunds) };
+        },
         provider: () => providerOf(payment, providerId) as unknown as PurchaseAuthProviderService,
         container,
         runJob: (now) => reconcileUnknownOutcomes(container(), now),
