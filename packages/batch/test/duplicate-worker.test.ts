@@ -147,6 +147,39 @@ describe.each(STORES)("a duplicate worker, with the $name store", ({ open }) => 
       expect(charged).toHaveLength(1);
     });
 
+    it("is written ahead again by a third worker: the resend's lost answer still leaves the item unknown", async () => {
+      // Found by a review: an unknown answer was applied over `pending` only. A third worker that
+      // wrote the key ahead again (sending) hid it, and its own "not sent" left the item pending
+      // with a new first-sent time, as if the key had never reached the service.
+      const item = chargeItem(`dup-third-${store.constructor.name}`, shop.token(), "4.40");
+      await injectFaults(shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
+      const first = held(notSent);
+      const firstRun = chargeStoredToken({ client: first.client, store, batchId, item });
+      await first.called;
+      const writtenAhead = (await store.get(batchId, item.itemId))!;
+      const impatient = new PurchaseAuthClient({ ...shop.credentials, maxRetries: 0 });
+      const second = held((request, options) => impatient.authorizations.create(request, options));
+      const secondRun = chargeStoredToken({ client: second.client, store, batchId, item });
+      await second.called;
+      first.open();
+      expect(await firstRun).toMatchObject({ status: "pending" });
+      const third = held(notSent);
+      // A minute on: the first worker's "not sent" put off the item's next send for a moment.
+      const later = () => new Date(Date.now() + 60_000);
+      const thirdRun = chargeStoredToken({ client: third.client, store, batchId, item, now: later });
+      await third.called; // written ahead again: sending
+      second.open();
+      await secondRun;
+      await impatient.close();
+      third.open();
+      await thirdRun;
+      const after = (await store.get(batchId, item.itemId))!;
+      expect(after).toMatchObject({ status: "unknown", idempotencyKey: writtenAhead.idempotencyKey });
+      expect(after.firstSentAt).toEqual(writtenAhead.firstSentAt);
+      const charged = (await sandboxRecords(shop)).authorizations.filter((a) => a.reference === item.itemId);
+      expect(charged).toHaveLength(1);
+    });
+
     it("could no longer ask about the key: the other worker's charge is kept, not left for review", async () => {
       const item = chargeItem(`dup-review-${store.constructor.name}`, shop.token(), "8.10");
       // The first worker wrote its key ahead two hours ago (a paused process) and sends it only now.

@@ -155,8 +155,9 @@ export async function processItem(engine: Engine, record: BatchItemRecord): Prom
  * - a definite answer (charged, accepted, declined, rejected, a retry scheduled) is applied as long
  *   as the item is still open on that key (`pending`, `sending`, `unknown`), or `needs_review`
  *   because the duplicate could not learn that key's outcome;
- * - an unknown outcome is applied over `pending` (the duplicate's own send was not sent, but this
- *   one may have reached the service: the key must be resent as what it is, a resend);
+ * - an unknown outcome is applied over `pending` or `sending` (the duplicate's own send was not
+ *   sent, or is out again, but this one may have reached the service: the key must be resent as
+ *   what it is, a resend, and its first-sent time kept);
  * - `needs_review` (the key's window passed) over `pending`, `sending` or `unknown`;
  * - "not sent" never: the newer version knows at least as much.
  * The first-sent time never moves later than this call's (the earliest known send of the key).
@@ -192,7 +193,7 @@ async function applyToNewerVersion(
 
 /** Whether this call's `news` about a key is applied to a newer version, in `status`, of the same key. */
 function appliesTo(status: ItemChange["status"], news: ItemChange["status"]): boolean {
-  if (news === "unknown") return status === "pending";
+  if (news === "unknown") return status === "pending" || status === "sending";
   if (news === "needs_review") return status === "pending" || status === "sending" || status === "unknown";
   return status === "pending" || status === "sending" || status === "unknown" || status === "needs_review";
 }
