@@ -43,6 +43,17 @@ syncProviderTests(
       return metadata?.purchase_auth_unknown_write ?? undefined;
     }
 
+    /** The merchant's own client, for writes made at the service outside Medusa. */
+    function serviceClient(): PurchaseAuthClient {
+      const { sandbox, merchant } = t.suite.state;
+      return new PurchaseAuthClient({
+        baseUrl: sandbox!.url,
+        clientId: merchant!.clientId,
+        clientSecret: merchant!.clientSecret,
+        scope: merchant!.scope,
+      });
+    }
+
     const outcomeOf = (write: Promise<unknown>) =>
       write.then(
         () => "done",
@@ -65,6 +76,7 @@ syncProviderTests(
       expect(await outcomeOf(payment.capturePayment({ payment_id: paymentId, amount: 50 }))).toMatch(
         /is not a retry of it/,
       );
+      // Its retry finds the total reached: it landed, settled. Another amount goes on.
       await payment.capturePayment({ payment_id: paymentId, amount: 30 });
       expect(await keptWrite(paymentId)).toBeUndefined();
       await payment.capturePayment({ payment_id: paymentId, amount: 20 });
@@ -89,7 +101,9 @@ syncProviderTests(
       expect(await recorded(paymentId)).toEqual({ captured: "100.00", refunded: "50.00" });
     });
 
-    it("a capture that never reached the service is not sent by a cancel; its retry sends it", async () => {
+    it("a capture that never reached the service is not sent by a cancel, which releases the order", async () => {
+      // Found by a review: settling the kept capture first sent it, and the customer was charged
+      // by a cancel while Medusa showed the capture failed.
       const { paymentId, orderId } = await t.authorizedPayment(100);
       // Every send of the capture is cut before the service reads it (core's one retry too).
       t.sandbox().injectFault({
@@ -104,12 +118,48 @@ syncProviderTests(
       }
       expect(await keptWrite(paymentId)).toMatchObject({ operation: "orders.capture" });
 
-      const cancel = await outcomeOf(payment.cancelPayment(paymentId));
-      expect(cancel).toMatch(/an earlier capture of this order .* is not a retry of it; nothing was sent/);
-      expect(t.serviceOrder(orderId)).toMatchObject({ status: "NotActivated", capturedAmount: "0.00" });
+      await payment.cancelPayment(paymentId);
+      expect(t.serviceOrder(orderId)).toMatchObject({ status: "Cancelled", capturedAmount: "0.00" });
+      expect(await recorded(paymentId)).toEqual({ captured: "0.00", refunded: "0.00" });
+      // The capture's retry: Medusa refuses a canceled payment, and the service would (nothing left).
+      await expect(payment.capturePayment({ payment_id: paymentId, amount: 30 })).rejects.toThrow(
+        /has been canceled/,
+      );
+      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "0.00" });
+    });
 
-      await payment.capturePayment({ payment_id: paymentId, amount: 30 });
-      expect(await keptWrite(paymentId)).toBeUndefined();
+    it("a capture whose answer was lost and whose event Medusa recorded is not captured again by its retry", async () => {
+      // Found by a review: the follow settled the kept capture, and the admin's retry of the same
+      // amount (as the error advised) then aimed at twice the total, under a new key: captured twice.
+      const { paymentId, orderId } = await t.authorizedPayment(100);
+      await t.answerLost(() => payment.capturePayment({ payment_id: paymentId, amount: 30 }));
+      await followServiceOrder(t.container(), orderId); // the service's order.captured
+      expect(await recorded(paymentId)).toEqual({ captured: "30.00", refunded: "0.00" });
+      const retry = await outcomeOf(payment.capturePayment({ payment_id: paymentId, amount: 30 }));
+      expect(retry).toMatch(/went through, and the payment records it; nothing was sent/);
+      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "30.00" });
+      expect(await recorded(paymentId)).toEqual({ captured: "30.00", refunded: "0.00" });
+      // Another amount goes on.
+      await payment.capturePayment({ payment_id: paymentId, amount: 20 });
+      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "50.00" });
+    });
+
+    it("a follow whose total is a kept capture's never sends that capture again", async () => {
+      // Found by a review: a capture that never reached the service, then the same amount captured
+      // at the service another way; the follow recording it sent the kept capture again.
+      const { paymentId, orderId } = await t.authorizedPayment(100);
+      t.sandbox().injectFault({
+        kind: "reset_before_processing",
+        match: { method: "POST", path: `/manage/orders/${orderId}/capture` },
+        count: null,
+      });
+      try {
+        await expect(payment.capturePayment({ payment_id: paymentId, amount: 30 })).rejects.toThrow();
+      } finally {
+        t.sandbox().clearFaults();
+      }
+      await serviceClient().orders.capture(orderId, { amount: "30.00" }, { idempotencyKey: randomUUID() });
+      await followServiceOrder(t.container(), orderId);
       expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "30.00" });
       expect(await recorded(paymentId)).toEqual({ captured: "30.00", refunded: "0.00" });
     });
@@ -118,14 +168,7 @@ syncProviderTests(
       const { paymentId, orderId } = await t.authorizedPayment(100);
       await t.answerLost(() => payment.capturePayment({ payment_id: paymentId, amount: 30 }));
       // Captured at the service outside Medusa meanwhile: its order.captured event is followed.
-      const { sandbox, merchant } = t.suite.state;
-      const client = new PurchaseAuthClient({
-        baseUrl: sandbox!.url,
-        clientId: merchant!.clientId,
-        clientSecret: merchant!.clientSecret,
-        scope: merchant!.scope,
-      });
-      await client.orders.capture(orderId, { amount: "10.00" }, { idempotencyKey: randomUUID() });
+      await serviceClient().orders.capture(orderId, { amount: "10.00" }, { idempotencyKey: randomUUID() });
       await followServiceOrder(t.container(), orderId);
       expect(await recorded(paymentId)).toEqual({ captured: "40.00", refunded: "0.00" });
       expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "40.00" });
@@ -139,6 +182,7 @@ syncProviderTests(
       await t.answerLost(() => payment.capturePayment({ payment_id: paymentId, amount: 30 }));
       expect(await keptWrite(paymentId)).toMatchObject({ operation: "orders.capture" });
       await payment.capturePayment({ payment_id: paymentId, amount: 30 });
+      // Its retry finds the total reached: it landed, settled, nothing sent.
       expect(await keptWrite(paymentId)).toBeUndefined();
       expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "30.00" });
       expect(await recorded(paymentId)).toEqual({ captured: "30.00", refunded: "0.00" });

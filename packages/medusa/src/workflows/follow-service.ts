@@ -211,14 +211,12 @@ export async function followServicePayment(
   );
   const serviceCaptured = toCents(order.capturedAmount);
   const serviceRefunded = toCents(order.refundedAmount);
-  let recordedAny = false;
   if (!stored.canceled_at && serviceCaptured > recordedCaptured) {
     await payment.capturePayment({
       payment_id: row.id,
       amount: formatCents(serviceCaptured - recordedCaptured),
       captured_by: RECORDED_BY_PLUGIN,
     });
-    recordedAny = true;
   }
   if (serviceRefunded > recordedRefunded) {
     // The provider aims at the refunds Medusa then records, which is the service's figure: nothing
@@ -228,10 +226,11 @@ export async function followServicePayment(
       amount: formatCents(serviceRefunded - recordedRefunded),
       created_by: RECORDED_BY_PLUGIN,
     });
-    recordedAny = true;
   }
   // Recorded outside Medusa's workflows: the order counts them once they have their transactions.
-  if (recordedAny) await recordOrderTransactions(container, row.id);
+  // Every follow, not only one that recorded something: a process stopped between a row and its
+  // transaction leaves the row without one, and Medusa's next capture would give it its amount.
+  await recordOrderTransactions(container, row.id);
   if (
     !stored.canceled_at &&
     serviceCaptured === 0n &&

@@ -6,6 +6,7 @@ import type {
   MedusaContainer,
 } from "@medusajs/framework/types";
 import { MathBN, Modules } from "@medusajs/framework/utils";
+import { RECORDED_BY_PLUGIN } from "../providers/purchase-auth/payment-module-records";
 import { orderOfPaymentCollection } from "./lookups";
 
 // A Medusa order counts what was paid by its transactions, one per capture (and, negative, per
@@ -20,8 +21,7 @@ import { orderOfPaymentCollection } from "./lookups";
 // transactions by the payment, not the refund. Medusa's steps look for an existing transaction of a
 // row first, so they add none to the plugin's rows.
 
-/** Who recorded a capture or refund the plugin records while following the service. */
-export const RECORDED_BY_PLUGIN = "purchase-auth";
+export { RECORDED_BY_PLUGIN };
 
 /** Gives each capture and refund the plugin recorded for payment `paymentId` its order transaction. */
 export async function recordOrderTransactions(container: MedusaContainer, paymentId: string): Promise<void> {

@@ -3,6 +3,7 @@ import { formatCents, type Order, OrderStateError, toCents } from "@purchase-aut
 import { sumExact, toCentsRounded } from "./amounts";
 import { logFieldsOf } from "./errors";
 import { cancelKey, captureToKey, refundToKey, releaseKey } from "./idempotency-keys";
+import { RECORDED_BY_PLUGIN } from "./payment-module-records";
 import {
   dataWithOrder,
   fail,
@@ -48,8 +49,10 @@ async function captureLocked(
   }
   const key = captureToKey(context.options.idempotencyNamespace, orderId, formatCents(target));
   const sends = target > toCents(read.capturedAmount);
-  const request = { operation: "Capture", key, sends };
-  const before = await settleUnknownWrite(context, recorded?.paymentId, read, request);
+  const cents = recorded ? toCentsRounded(recorded.own) : undefined;
+  const followed = recorded?.ownBy === RECORDED_BY_PLUGIN;
+  const next = { operation: "Capture", key, sends, cents, followed } as const;
+  const before = await settleUnknownWrite(context, recorded?.paymentId, read, next);
   const missing = target - toCents(before.capturedAmount);
   if (missing <= 0n) {
     context.logger?.info(
@@ -64,8 +67,14 @@ async function captureLocked(
       { idempotencyKey: key },
     );
   } catch (error) {
-    await keepUnknownWrite(context, recorded?.paymentId, error);
-    if (!OrderStateError.isInstance(error)) throw fail(context, "Capture", error, { orderId });
+    if (!OrderStateError.isInstance(error)) {
+      throw await keepUnknownWrite(
+        context,
+        recorded?.paymentId,
+        error,
+        fail(context, "Capture", error, { orderId }),
+      );
+    }
     const order = await readOrder(context, orderId);
     if (toCents(order.capturedAmount) < target) {
       context.logger?.error(
@@ -110,22 +119,33 @@ export async function refund(
     const target = recorded
       ? toCentsRounded(sumExact(recorded.amounts))
       : toCents(data.refunded_amount ?? "0.00") + cents;
-    return await refundLocked(context, data, orderId, target, refundId, recorded?.paymentId);
+    const followed = recorded?.ownBy === RECORDED_BY_PLUGIN;
+    const aim = { target, refundId, paymentId: recorded?.paymentId, cents, followed };
+    return await refundLocked(context, data, orderId, aim);
   });
+}
+
+/** A refund aiming at a refunded total of `target`, `cents` of its own. */
+interface RefundAim {
+  target: bigint;
+  refundId: string | undefined;
+  paymentId: string | undefined;
+  cents: bigint;
+  /** Recorded by the plugin following the service. */
+  followed: boolean;
 }
 
 async function refundLocked(
   context: ProviderContext,
   data: PurchaseAuthData,
   orderId: string,
-  target: bigint,
-  refundId: string | undefined,
-  paymentId: string | undefined,
+  { target, refundId, paymentId, cents, followed }: RefundAim,
 ): Promise<PurchaseAuthData> {
   const key = refundToKey(context.options.idempotencyNamespace, orderId, formatCents(target));
   const read = await readOrder(context, orderId);
   const sends = target > toCents(read.refundedAmount);
-  const before = await settleUnknownWrite(context, paymentId, read, { operation: "Refund", key, sends });
+  const next = { operation: "Refund", key, sends, cents, followed } as const;
+  const before = await settleUnknownWrite(context, paymentId, read, next);
   const missing = target - toCents(before.refundedAmount);
   if (missing <= 0n) {
     context.logger?.info(
@@ -140,8 +160,7 @@ async function refundLocked(
       { idempotencyKey: key },
     );
   } catch (error) {
-    await keepUnknownWrite(context, paymentId, error);
-    throw fail(context, "Refund", error, { orderId });
+    throw await keepUnknownWrite(context, paymentId, error, fail(context, "Refund", error, { orderId }));
   }
   return dataWithOrder(data, await readOrder(context, orderId));
 }
@@ -180,7 +199,8 @@ async function releaseLocked(
   const key = keyBase ? cancelKey(context.options.idempotencyNamespace, keyBase) : undefined;
   const read = await readOrder(context, orderId);
   const sends = !nothingLeftToRelease(read) && (allowCaptured || toCents(read.capturedAmount) === 0n);
-  const before = await settleUnknownWrite(context, paymentId, read, { operation: "Cancel", key, sends });
+  const next = { operation: "Cancel", key, sends } as const;
+  const before = await settleUnknownWrite(context, paymentId, read, next);
   if (!allowCaptured && toCents(before.capturedAmount) > 0n) {
     // Releasing the remainder would go through, and Medusa would record the payment canceled while
     // the service holds what it captured: refuse before sending anything.
@@ -200,8 +220,9 @@ async function releaseLocked(
       key ? { idempotencyKey: key } : {},
     );
   } catch (error) {
-    await keepUnknownWrite(context, paymentId, error);
-    if (!OrderStateError.isInstance(error)) throw fail(context, "Cancel", error, { orderId });
+    if (!OrderStateError.isInstance(error)) {
+      throw await keepUnknownWrite(context, paymentId, error, fail(context, "Cancel", error, { orderId }));
+    }
     const order = await readOrder(context, orderId);
     const nothingLeft = nothingLeftToRelease(order);
     if (!nothingLeft || (!allowCaptured && toCents(order.capturedAmount) > 0n)) {

@@ -39,13 +39,24 @@ const MERGE_POLL_MS = 250;
 export interface RecordedAmounts {
   paymentId: string | undefined;
   amounts: unknown[];
+  /** The amount of the capture (refund) asked about: the call's own. */
+  own: unknown;
+  /** Who recorded it (`created_by`: a user's id, or the plugin's mark for a followed write). */
+  ownBy: string | undefined;
 }
+
+/**
+ * Who recorded a capture or refund the plugin records itself, following the service (`created_by`
+ * of the row; see workflows/order-transactions.ts).
+ */
+export const RECORDED_BY_PLUGIN = "purchase-auth";
 
 /** The key of the payment's metadata holding a write of unknown outcome (see unknown-writes.ts). */
 const UNKNOWN_WRITE = "purchase_auth_unknown_write";
 
 interface AmountRecord {
   id: string;
+  created_by?: string | null;
   amount?: unknown;
   raw_amount?: unknown;
   payment_id?: string;
@@ -108,7 +119,7 @@ export class PaymentModuleRecords {
   }
 
   /** Keeps `write` on payment `paymentId`, in place of any kept before (settled by then). */
-  async keepUnknownWrite(paymentId: string, write: UnknownWrite): Promise<void> {
+  async keepUnknownWrite(paymentId: string, write: UnknownWrite & { landed_at?: string }): Promise<void> {
     await this.#pg().raw(
       `update payment set metadata = coalesce(metadata, '{}'::jsonb) || jsonb_build_object('${UNKNOWN_WRITE}', ?::jsonb)
        where id = ?`,
@@ -139,13 +150,22 @@ export class PaymentModuleRecords {
     id: string,
   ): Promise<RecordedAmounts> {
     const records = resolve<AmountService>(this.#container, service);
-    const record = await records.retrieve(id, { select: ["id", "payment_id", "amount", "raw_amount"] });
-    if (!record.payment_id) return { paymentId: undefined, amounts: [record.raw_amount ?? record.amount] };
+    const record = await records.retrieve(id, {
+      select: ["id", "payment_id", "amount", "raw_amount", "created_by"],
+    });
+    const own = record.raw_amount ?? record.amount;
+    const ownBy = record.created_by ?? undefined;
+    if (!record.payment_id) return { paymentId: undefined, amounts: [own], own, ownBy };
     const all = await records.list(
       { payment_id: record.payment_id },
       { select: ["id", "amount", "raw_amount"] },
     );
-    return { paymentId: record.payment_id, amounts: all.map((entry) => entry.raw_amount ?? entry.amount) };
+    return {
+      paymentId: record.payment_id,
+      amounts: all.map((entry) => entry.raw_amount ?? entry.amount),
+      own,
+      ownBy,
+    };
   }
 
   /** The payment session's stored data (undefined when there is no such session of this provider). */
