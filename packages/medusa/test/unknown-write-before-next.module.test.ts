@@ -13,7 +13,7 @@ import { syncProviderTests } from "./support/sync-provider-tests";
 // provider keeps the write whose outcome is unknown, and sends only its retry (the same key) until
 // it can no longer run: any other capture, refund or cancel of the order is refused, nothing sent.
 
-const LATENCY_MS = 2_500;
+const LATENCY_MS = 3_000;
 
 syncProviderTests(
   "unknown-write-before-next",
@@ -21,8 +21,8 @@ syncProviderTests(
     const { payment, recorded } = t;
 
     /** The service takes `path`'s next write, then runs it LATENCY_MS later: after the provider gave up. */
-    function slowWrite(path: string): void {
-      t.sandbox().injectFault({ kind: "latency", match: { method: "POST", path }, latencyMs: LATENCY_MS });
+    function slowWrite(path: string, latencyMs = LATENCY_MS): void {
+      t.sandbox().injectFault({ kind: "latency", match: { method: "POST", path }, latencyMs });
     }
 
     /** Waits (real time) until the service applied a `type` of `amount` to the order. */
@@ -36,11 +36,11 @@ syncProviderTests(
       );
     }
 
-    /** The write of unknown outcome the provider keeps on the payment (its metadata), if any. */
-    async function keptWrite(paymentId: string): Promise<unknown> {
+    /** The capture (refund) of unknown outcome the provider keeps on the payment (its metadata), if any. */
+    async function keptWrite(paymentId: string, kind: "capture" | "refund" = "capture"): Promise<unknown> {
       const { rows } = await t.pg().raw("select metadata from payment where id = ?", [paymentId]);
       const metadata = (rows[0] as { metadata?: Record<string, unknown> | null } | undefined)?.metadata;
-      return metadata?.purchase_auth_unknown_write ?? undefined;
+      return metadata?.[`purchase_auth_unknown_${kind}`] ?? undefined;
     }
 
     /** The merchant's own client, for writes made at the service outside Medusa. */
@@ -164,6 +164,57 @@ syncProviderTests(
       expect(await recorded(paymentId)).toEqual({ captured: "30.00", refunded: "0.00" });
     });
 
+    it("a refund of unknown outcome does not take the place of a capture still on its way", async () => {
+      // Found by a review: one write was kept per payment, so the refund's replaced the capture's,
+      // and the next capture was sent while the first still ran (the service 100, Medusa 70).
+      const { paymentId, orderId } = await t.authorizedPayment(100);
+      await payment.capturePayment({ payment_id: paymentId, amount: 50 });
+      slowWrite(`/manage/orders/${orderId}/capture`);
+      await expect(payment.capturePayment({ payment_id: paymentId, amount: 30 })).rejects.toThrow();
+      // A refund whose answer is lost while the capture still runs.
+      await t.answerLost(() => payment.refundPayment({ payment_id: paymentId, amount: 10 }));
+      expect(await keptWrite(paymentId, "capture")).toMatchObject({ operation: "orders.capture" });
+      expect(await keptWrite(paymentId, "refund")).toMatchObject({ operation: "orders.refund" });
+      const other = await outcomeOf(payment.capturePayment({ payment_id: paymentId, amount: 20 }));
+      expect(other).toMatch(/an earlier capture of this order .* is not a retry of it; nothing was sent/);
+      await applied(orderId, "capture", "30.00");
+      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "80.00", refundedAmount: "10.00" });
+    });
+
+    it("a cancel that a capture on its way ran before does not record the payment canceled", async () => {
+      // Found by a review: the cancel read nothing captured and was sent; the service ran the
+      // capture first and released the rest. Medusa recorded the payment canceled while the
+      // service held 30, and nothing ever brought it back.
+      const { paymentId, orderId } = await t.authorizedPayment(100);
+      // The capture runs 2.4 s after it was sent, after the provider gave up (2 s); the cancel, sent
+      // after that, runs 1 s after it was sent: after the capture, and answered in time.
+      slowWrite(`/manage/orders/${orderId}/capture`, 2_400);
+      await expect(payment.capturePayment({ payment_id: paymentId, amount: 30 })).rejects.toThrow();
+      slowWrite(`/manage/orders/${orderId}/cancel`, 1_000);
+      const cancel = await outcomeOf(payment.cancelPayment(paymentId));
+      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "30.00", cancelledAmount: "70.00" });
+      expect(cancel).toMatch(/reached the service before this cancel/);
+      const stored = await payment.retrievePayment(paymentId, { select: ["id", "canceled_at"] });
+      expect(stored.canceled_at).toBeNull();
+      // The service's event brings the capture into Medusa.
+      await followServiceOrder(t.container(), orderId);
+      expect(await recorded(paymentId)).toEqual({ captured: "30.00", refunded: "0.00" });
+    });
+
+    it("a repeat of a capture that went through is refused by the amount Medusa recorded, not the one sent", async () => {
+      // Found by a review: the lost capture sent only what was missing (20 of the admin's 30, after
+      // 10 captured at the service), and the repeat guard compared the admin's 30 with that 20.
+      const { paymentId, orderId } = await t.authorizedPayment(100);
+      await serviceClient().orders.capture(orderId, { amount: "10.00" }, { idempotencyKey: randomUUID() });
+      await t.answerLost(() => payment.capturePayment({ payment_id: paymentId, amount: 30 }));
+      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "30.00" });
+      await followServiceOrder(t.container(), orderId);
+      expect(await recorded(paymentId)).toEqual({ captured: "30.00", refunded: "0.00" });
+      const retry = await outcomeOf(payment.capturePayment({ payment_id: paymentId, amount: 30 }));
+      expect(retry).toMatch(/went through, and the payment records it; nothing was sent/);
+      expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "30.00" });
+    });
+
     it("a follow of the service's figures is recorded while a write is kept: it sends nothing", async () => {
       const { paymentId, orderId } = await t.authorizedPayment(100);
       await t.answerLost(() => payment.capturePayment({ payment_id: paymentId, amount: 30 }));
@@ -188,5 +239,5 @@ syncProviderTests(
       expect(await recorded(paymentId)).toEqual({ captured: "30.00", refunded: "0.00" });
     });
   },
-  { extra: { timeoutMs: 1_000 } },
+  { extra: { timeoutMs: 2_000 } },
 );

@@ -68,12 +68,8 @@ async function captureLocked(
     );
   } catch (error) {
     if (!OrderStateError.isInstance(error)) {
-      throw await keepUnknownWrite(
-        context,
-        recorded?.paymentId,
-        error,
-        fail(context, "Capture", error, { orderId }),
-      );
+      const failure = fail(context, "Capture", error, { orderId });
+      throw await keepUnknownWrite(context, recorded?.paymentId, error, failure, cents);
     }
     const order = await readOrder(context, orderId);
     if (toCents(order.capturedAmount) < target) {
@@ -160,7 +156,8 @@ async function refundLocked(
       { idempotencyKey: key },
     );
   } catch (error) {
-    throw await keepUnknownWrite(context, paymentId, error, fail(context, "Refund", error, { orderId }));
+    const failure = fail(context, "Refund", error, { orderId });
+    throw await keepUnknownWrite(context, paymentId, error, failure, cents);
   }
   return dataWithOrder(data, await readOrder(context, orderId));
 }
@@ -236,7 +233,20 @@ async function releaseLocked(
     }
     context.logger?.info(`purchase-auth: order ${orderId} had nothing left to cancel`);
   }
-  return dataWithOrder(data, await readOrder(context, orderId));
+  const after = await readOrder(context, orderId);
+  if (!allowCaptured && toCents(after.capturedAmount) > 0n) {
+    // A capture still on its way (its answer lost) ran before the cancel: the service released the
+    // rest and holds what it captured. Medusa must not record the payment canceled: the service's
+    // event brings the capture into Medusa, and it is refunded from there.
+    context.logger?.error(
+      `purchase-auth: Cancel of order ${orderId} released the rest, but a capture of ${after.capturedAmount} landed before it (status ${after.status})`,
+    );
+    throw new MedusaError(
+      MedusaError.Types.NOT_ALLOWED,
+      `Cancel: a capture of ${after.capturedAmount} reached the service before this cancel, which released the rest; the payment is not canceled. Refund the capture instead once Medusa shows it.`,
+    );
+  }
+  return dataWithOrder(data, after);
 }
 
 /** Nothing of the order is left uncaptured and unreleased. */

@@ -1,5 +1,4 @@
 import { MedusaError } from "@medusajs/framework/utils";
-import type { UnknownWrite } from "@purchase-auth/core";
 import { orderLockName, withAdvisoryLock } from "./advisory-lock";
 import { isPurchaseAuthProviderId } from "./provider-ids";
 import { type PurchaseAuthData, readData } from "./session-data";
@@ -51,8 +50,16 @@ export interface RecordedAmounts {
  */
 export const RECORDED_BY_PLUGIN = "purchase-auth";
 
-/** The key of the payment's metadata holding a write of unknown outcome (see unknown-writes.ts). */
-const UNKNOWN_WRITE = "purchase_auth_unknown_write";
+/**
+ * The key of the payment's metadata holding a write of unknown outcome of kind `kind` (see
+ * unknown-writes.ts): one a kind, so a refund's never takes the place of a capture's still unsettled.
+ */
+function unknownWriteKey(kind: UnknownWriteKind): string {
+  return `purchase_auth_unknown_${kind}`;
+}
+
+/** The kinds of order writes whose unknown outcome is kept. */
+export type UnknownWriteKind = "capture" | "refund" | "cancel";
 
 interface AmountRecord {
   id: string;
@@ -109,30 +116,29 @@ export class PaymentModuleRecords {
     return await this.#amountsOfPaymentOf("refundService", refundId);
   }
 
-  /** The write of unknown outcome kept on payment `paymentId` (see unknown-writes.ts), if any. */
-  async unknownWriteOf(paymentId: string): Promise<unknown> {
-    const { rows } = await this.#pg().raw(
-      `select metadata->'${UNKNOWN_WRITE}' as write from payment where id = ?`,
-      [paymentId],
-    );
+  /** The `kind` write of unknown outcome kept on payment `paymentId` (see unknown-writes.ts), if any. */
+  async unknownWriteOf(paymentId: string, kind: UnknownWriteKind): Promise<unknown> {
+    const { rows } = await this.#pg().raw(`select metadata->? as write from payment where id = ?`, [
+      unknownWriteKey(kind),
+      paymentId,
+    ]);
     return (rows[0] as { write?: unknown } | undefined)?.write ?? undefined;
   }
 
-  /** Keeps `write` on payment `paymentId`, in place of any kept before (settled by then). */
-  async keepUnknownWrite(paymentId: string, write: UnknownWrite & { landed_at?: string }): Promise<void> {
+  /** Keeps `write` (of `kind`) on payment `paymentId`, in place of one of its kind kept before. */
+  async keepUnknownWrite(paymentId: string, kind: UnknownWriteKind, write: object): Promise<void> {
     await this.#pg().raw(
-      `update payment set metadata = coalesce(metadata, '{}'::jsonb) || jsonb_build_object('${UNKNOWN_WRITE}', ?::jsonb)
+      `update payment set metadata = coalesce(metadata, '{}'::jsonb) || jsonb_build_object(?::text, ?::jsonb)
        where id = ?`,
-      [JSON.stringify(write), paymentId],
+      [unknownWriteKey(kind), JSON.stringify(write), paymentId],
     );
   }
 
-  /** Removes the kept write once settled, unless another has taken its place meanwhile. */
-  async forgetUnknownWrite(paymentId: string, write: unknown): Promise<void> {
+  /** Removes the kept `kind` write once settled, unless another has taken its place meanwhile. */
+  async forgetUnknownWrite(paymentId: string, kind: UnknownWriteKind, write: unknown): Promise<void> {
     await this.#pg().raw(
-      `update payment set metadata = metadata - '${UNKNOWN_WRITE}'
-       where id = ? and metadata->'${UNKNOWN_WRITE}' = ?::jsonb`,
-      [paymentId, JSON.stringify(write)],
+      `update payment set metadata = metadata - ?::text where id = ? and metadata->? = ?::jsonb`,
+      [unknownWriteKey(kind), paymentId, unknownWriteKey(kind), JSON.stringify(write)],
     );
   }
 

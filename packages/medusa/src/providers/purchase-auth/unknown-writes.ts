@@ -10,6 +10,7 @@ import {
   ValidationError,
 } from "@purchase-auth/core";
 import { logFieldsOf, toMedusaError } from "./errors";
+import type { UnknownWriteKind } from "./payment-module-records";
 import { type ProviderContext, readOrder } from "./provider-context";
 
 // A capture, refund or cancel whose answer did not come may still be run by the service after the
@@ -19,7 +20,8 @@ import { type ProviderContext, readOrder } from "./provider-context";
 // move both; sending the first one again before another would run money Medusa shows as failed. So
 // the write is kept on its payment, exactly as sent (core's `error.write`), and, while it may still
 // be on its way (KEPT_WRITE_IN_FLIGHT_MS), the next write of the same kind (a capture after a
-// capture, a refund after a refund; the others move other figures) of the order, under its lock:
+// capture, a refund after a refund, a cancel after a cancel: one is kept a kind) of the order, under
+// its lock:
 // - goes on if it sends nothing (its total reached already: a follow of the service's figures, or
 //   the retry of a write that landed, which settles it);
 // - is the same request (the same key: the admin's retry): the kept write goes again with its key,
@@ -39,8 +41,11 @@ import { type ProviderContext, readOrder } from "./provider-context";
  */
 export const KEPT_WRITE_IN_FLIGHT_MS = 10 * 60_000;
 
-/** A kept write, and when a write of the order found its total reached without sending (landed). */
-type KeptWrite = UnknownWrite & { landed_at?: string };
+/**
+ * A kept write, with the amount of the capture (refund) Medusa recorded for it (`own`: the body
+ * sends only what was missing), and when a follow found its total reached (landed).
+ */
+type KeptWrite = UnknownWrite & { own?: string; landed_at?: string };
 
 /** The caller's write: its key, whether it would send anything, and its own amount (not a cancel). */
 export interface NextWrite {
@@ -62,10 +67,15 @@ export async function keepUnknownWrite(
   paymentId: string | undefined,
   error: unknown,
   failure: Error,
+  ownCents?: bigint,
 ): Promise<Error> {
   if (paymentId === undefined || !OutcomeUnknownError.isInstance(error)) return failure;
+  const kept: KeptWrite = {
+    ...error.write,
+    ...(ownCents === undefined ? {} : { own: formatCents(ownCents) }),
+  };
   try {
-    await context.records.keepUnknownWrite(paymentId, error.write);
+    await context.records.keepUnknownWrite(paymentId, kindOf(error.write), kept);
   } catch (keeping) {
     // The caller's own error says what happened to its write; this one must not replace it.
     context.logger?.error(
@@ -92,12 +102,13 @@ export async function settleUnknownWrite(
   next: NextWrite,
 ): Promise<Order> {
   if (paymentId === undefined) return order;
-  const write = (await context.records.unknownWriteOf(paymentId)) as KeptWrite | undefined;
+  const kind = next.operation.toLowerCase() as UnknownWriteKind;
+  const write = (await context.records.unknownWriteOf(paymentId, kind)) as KeptWrite | undefined;
   if (write === undefined) return order;
   const label = { paymentId, earlier: write.operation, firstSentAt: write.firstSentAt };
   const forget = async (why: string) => {
     context.logger?.info(`purchase-auth: earlier write ${why} ${JSON.stringify(label)}`);
-    await context.records.forgetUnknownWrite(paymentId, write);
+    await context.records.forgetUnknownWrite(paymentId, kind, write);
   };
   if (cannotMoveMoney(write, order)) {
     // Whatever became of it, nothing is left for it to do: no resend, which the service might not
@@ -109,9 +120,6 @@ export async function settleUnknownWrite(
     await forget("is no longer on its way; whatever it did shows in the order");
     return order;
   }
-  // A capture moves what is captured, a refund what is refunded, a cancel only releases the rest:
-  // a write of another kind reads and moves other figures, whenever the kept one lands.
-  if (verbOf(write) !== next.operation.toLowerCase()) return order;
   if (write.landed_at !== undefined) {
     if (next.sends && repeats(write, next)) throw repeated(next.operation, write);
     return order;
@@ -126,7 +134,10 @@ export async function settleUnknownWrite(
       await forget("landed: its retry found its total reached");
       return order;
     }
-    await context.records.keepUnknownWrite(paymentId, { ...write, landed_at: new Date().toISOString() });
+    await context.records.keepUnknownWrite(paymentId, kind, {
+      ...write,
+      landed_at: new Date().toISOString(),
+    });
     return order;
   }
   if (write.idempotencyKey !== next.key) {
@@ -167,20 +178,20 @@ function verbOf(write: UnknownWrite): string {
   return write.operation.replace(/^orders\./, "");
 }
 
-/** The kept write's amount in cents (a cancel has none). */
-function amountOf(write: UnknownWrite): bigint | undefined {
-  try {
-    const amount = (JSON.parse(write.body ?? "{}") as { amount?: unknown }).amount;
-    return typeof amount === "string" ? toCents(amount) : undefined;
-  } catch {
-    return undefined;
-  }
+/** The kind a write is kept under. */
+function kindOf(write: UnknownWrite): UnknownWriteKind {
+  return verbOf(write) as UnknownWriteKind;
+}
+
+/** The amount Medusa recorded for the kept write, in cents (a cancel has none). */
+function amountOf(write: KeptWrite): bigint | undefined {
+  return write.own === undefined ? undefined : toCents(write.own);
 }
 
 /** A capture (refund) of the same amount as a kept capture (refund) that landed. */
-function repeats(write: UnknownWrite, next: NextWrite): boolean {
+function repeats(write: KeptWrite, next: NextWrite): boolean {
   const amount = amountOf(write);
-  return verbOf(write) === next.operation.toLowerCase() && amount !== undefined && amount === next.cents;
+  return amount !== undefined && amount === next.cents;
 }
 
 /** A first send dated ahead of this clock (another instance's clock): how old it is cannot be told. */
@@ -206,7 +217,7 @@ function notARetry(operation: string, write: UnknownWrite): MedusaError {
   );
 }
 
-function repeated(operation: string, write: UnknownWrite): MedusaError {
+function repeated(operation: string, write: KeptWrite): MedusaError {
   const earlier = verbOf(write);
   const amount = amountOf(write);
   return new MedusaError(
