@@ -77,6 +77,25 @@ describe.each(STORES)("a duplicate worker, with the $name store", ({ open }) => 
       throw new ServiceUnavailableError("the service could not be reached (test)");
     };
 
+    /**
+     * The first worker writes `item` ahead and its send ends "not sent" (pending again), while a
+     * duplicate's resend of the same key (an impatient client, no retries) is held at the service's
+     * door: `second.open()` lets it go.
+     */
+    async function resendBesideNotSent(item: ReturnType<typeof chargeItem>) {
+      const first = held(notSent);
+      const firstRun = chargeStoredToken({ client: first.client, store, batchId, item });
+      await first.called;
+      const writtenAhead = (await store.get(batchId, item.itemId))!;
+      const impatient = new PurchaseAuthClient({ ...shop.credentials, maxRetries: 0 });
+      const second = held((request, options) => impatient.authorizations.create(request, options));
+      const secondRun = chargeStoredToken({ client: second.client, store, batchId, item });
+      await second.called;
+      first.open();
+      expect(await firstRun).toMatchObject({ status: "pending" });
+      return { writtenAhead, second, secondRun, impatient };
+    }
+
     it("is not sent: the other worker's charge is kept, not left pending", async () => {
       const item = chargeItem(`dup-pending-${store.constructor.name}`, shop.token(), "5.25");
       // The duplicate (resending the written-ahead key) reaches the service; its answer is slow.
@@ -127,16 +146,7 @@ describe.each(STORES)("a duplicate worker, with the $name store", ({ open }) => 
       const item = chargeItem(`dup-lost-${store.constructor.name}`, shop.token(), "6.75");
       // The duplicate's resend is committed at the service, and its answer is lost (502).
       await injectFaults(shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
-      const first = held(notSent);
-      const firstRun = chargeStoredToken({ client: first.client, store, batchId, item });
-      await first.called;
-      const writtenAhead = (await store.get(batchId, item.itemId))!;
-      const impatient = new PurchaseAuthClient({ ...shop.credentials, maxRetries: 0 });
-      const second = held((request, options) => impatient.authorizations.create(request, options));
-      const secondRun = chargeStoredToken({ client: second.client, store, batchId, item });
-      await second.called;
-      first.open();
-      expect(await firstRun).toMatchObject({ status: "pending" });
+      const { writtenAhead, second, secondRun, impatient } = await resendBesideNotSent(item);
       second.open();
       const after = await secondRun;
       await impatient.close();
@@ -153,16 +163,7 @@ describe.each(STORES)("a duplicate worker, with the $name store", ({ open }) => 
       // with a new first-sent time, as if the key had never reached the service.
       const item = chargeItem(`dup-third-${store.constructor.name}`, shop.token(), "4.40");
       await injectFaults(shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
-      const first = held(notSent);
-      const firstRun = chargeStoredToken({ client: first.client, store, batchId, item });
-      await first.called;
-      const writtenAhead = (await store.get(batchId, item.itemId))!;
-      const impatient = new PurchaseAuthClient({ ...shop.credentials, maxRetries: 0 });
-      const second = held((request, options) => impatient.authorizations.create(request, options));
-      const secondRun = chargeStoredToken({ client: second.client, store, batchId, item });
-      await second.called;
-      first.open();
-      expect(await firstRun).toMatchObject({ status: "pending" });
+      const { writtenAhead, second, secondRun, impatient } = await resendBesideNotSent(item);
       const third = held(notSent);
       // A minute on: the first worker's "not sent" put off the item's next send for a moment.
       const later = () => new Date(Date.now() + 60_000);

@@ -1,18 +1,8 @@
 import { PurchaseAuthClient, type PurchaseAuthClientOptions } from "@purchase-auth/core";
-import PgBoss from "pg-boss";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { type BatchItemRecord, PgBossBatchQueue, type PgBossBatchQueueOptions } from "../src/index.js";
-import { freshDatabase } from "./support/database.js";
-import {
-  chargeItem,
-  chargesByItem,
-  clearFaults,
-  FAST_RETRIES,
-  injectFaults,
-  openShop,
-  type Shop,
-  sandboxRecords,
-} from "./support/sandbox.js";
+import { pgBossWorld } from "./support/pg-boss-world.js";
+import { chargeItem, chargesByItem, FAST_RETRIES, injectFaults, sandboxRecords } from "./support/sandbox.js";
 import { until } from "./support/until.js";
 
 // The pg-boss runner never drops an item's chain of jobs: an unknown outcome is resent (at growing
@@ -20,45 +10,28 @@ import { until } from "./support/until.js";
 // due (the worker's clock behind the database's) is not a resend, and `waitFor` in another process
 // does not wait for ever for an item that has no job.
 
-let shop: Shop;
-let database: Awaited<ReturnType<typeof freshDatabase>>;
-const bosses: PgBoss[] = [];
-beforeAll(async () => {
-  shop = await openShop({}, 11);
-  database = await freshDatabase();
-});
-afterEach(async () => {
-  await clearFaults(shop);
-});
-afterAll(async () => {
-  await Promise.all(bosses.map((boss) => boss.stop({ graceful: false, wait: true })));
-  await shop.sandbox.close();
-  await database.drop();
-});
+const world = pgBossWorld(11);
 
 async function queue(
   name: string,
   options: Partial<PgBossBatchQueueOptions> = {},
   client: Partial<PurchaseAuthClientOptions> = {},
 ): Promise<PgBossBatchQueue> {
-  const boss = new PgBoss({ connectionString: database.url, max: 4 });
-  boss.on("error", () => {});
-  await boss.start();
-  bosses.push(boss);
+  const boss = await world.startedBoss();
   return new PgBossBatchQueue({
     boss,
-    store: database.store,
+    store: world.database.store,
     queue: name,
-    client: new PurchaseAuthClient({ ...shop.credentials, ...FAST_RETRIES, maxRetries: 0, ...client }),
+    client: new PurchaseAuthClient({ ...world.shop.credentials, ...FAST_RETRIES, maxRetries: 0, ...client }),
     ...options,
   });
 }
 
 const record = (batchId: string, itemId: string) =>
-  database.store.get(batchId, itemId) as Promise<BatchItemRecord>;
+  world.database.store.get(batchId, itemId) as Promise<BatchItemRecord>;
 
 async function jobsOf(itemId: string): Promise<Array<{ state: string; retry_count: number }>> {
-  const { rows } = await database.pool.query(
+  const { rows } = await world.database.pool.query(
     "SELECT state, retry_count FROM pgboss.job WHERE data->>'itemId' = $1 ORDER BY created_on",
     [itemId],
   );
@@ -66,14 +39,14 @@ async function jobsOf(itemId: string): Promise<Array<{ state: string; retry_coun
 }
 
 it("an item left unknown by an outage longer than maxUnknownResends is still resent, and converges", async () => {
-  const item = chargeItem("strand-1", shop.token(), "25.00");
+  const item = chargeItem("strand-1", world.shop.token(), "25.00");
   const producer = await queue("chain-outage", { unknownRetryDelayMs: 1_500, maxUnknownResends: 2 }); // works nothing
   const worker = await queue("chain-outage", {
     unknownRetryDelayMs: 1_500,
     maxUnknownResends: 2,
     maxUnknownResendDelayMs: 3_000,
   });
-  await injectFaults(shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
+  await injectFaults(world.shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
   await producer.enqueue("strand", [item]);
   await worker.work({ concurrency: 2, pollingIntervalSeconds: 0.5, onError: () => {} });
   await until(
@@ -83,7 +56,7 @@ it("an item left unknown by an outage longer than maxUnknownResends is still res
     20_000,
   );
   // An outage of three 503s: more resends than maxUnknownResends (2); then the service is healthy.
-  await injectFaults(shop, [{ kind: "unavailable", count: 3 }]);
+  await injectFaults(world.shop, [{ kind: "unavailable", count: 3 }]);
 
   const final = await until(
     "charged",
@@ -95,7 +68,7 @@ it("an item left unknown by an outage longer than maxUnknownResends is still res
   // The producer, another process, sees it too.
   const summary = await producer.waitFor("strand", { pollMs: 200, signal: AbortSignal.timeout(30_000) });
   expect(summary).toMatchObject({ total: 1, charged: 1, unknown: 0, complete: true });
-  expect(chargesByItem(await sandboxRecords(shop)).get(item.itemId)).toMatchObject({
+  expect(chargesByItem(await sandboxRecords(world.shop)).get(item.itemId)).toMatchObject({
     succeeded: 1,
     captures: 1,
   });
@@ -109,8 +82,8 @@ it("an unknown outcome is resent until the key's window has passed, then needs r
     { unknownRetryDelayMs: 500, maxUnknownResends: 1, maxUnknownResendDelayMs: 2_000, ...window },
     window,
   );
-  const item = chargeItem("window-1", shop.token(), "12.00");
-  await injectFaults(shop, [
+  const item = chargeItem("window-1", world.shop.token(), "12.00");
+  await injectFaults(world.shop, [
     { kind: "gateway_error", status: 502, phase: "after_commit", count: 1 },
     { kind: "unavailable", count: null }, // then the service never answers again
   ]);
@@ -143,10 +116,10 @@ it("an unknown outcome is resent until the key's window has passed, then needs r
 
 it("waitFor (in another process) does not wait for an open item that has no job; resume queues it again", async () => {
   const producer = await queue("chain-orphan");
-  const item = chargeItem("orphan-1", shop.token(), "7.00");
+  const item = chargeItem("orphan-1", world.shop.token(), "7.00");
   await producer.enqueue("orphan", [item]);
   // pg-boss gave up on the item's job (a job failed for good): the item is open and has no job.
-  await database.pool.query("UPDATE pgboss.job SET state = 'failed' WHERE data->>'itemId' = $1", [
+  await world.database.pool.query("UPDATE pgboss.job SET state = 'failed' WHERE data->>'itemId' = $1", [
     item.itemId,
   ]);
 
@@ -175,8 +148,8 @@ it("a worker whose clock is behind the database's neither counts early runs as r
     maxUnknownResends: 2,
     now: () => new Date(Date.now() - lagMs),
   });
-  const item = chargeItem("clock-1", shop.token(), "3.00");
-  await injectFaults(shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
+  const item = chargeItem("clock-1", world.shop.token(), "3.00");
+  await injectFaults(world.shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
   await worker.enqueue("clock", [item]);
   await worker.work({ concurrency: 2, pollingIntervalSeconds: 0.5, onError: () => {} });
 
@@ -197,10 +170,10 @@ it("waitFor waits for a due item behind 10,000 open ones scheduled beyond its ho
   // Found by a review: it looked at the first 10,000 open items in registration order only, and
   // returned while a later one was due and had its job.
   const waiter = await queue("chain-many");
-  const items = Array.from({ length: 10_001 }, (_, i) => chargeItem(`many-${i}`, shop.token(), "1.00"));
-  await database.store.register("many", items);
+  const items = Array.from({ length: 10_001 }, (_, i) => chargeItem(`many-${i}`, world.shop.token(), "1.00"));
+  await world.database.store.register("many", items);
   // The first 10,000: a decline's retry scheduled in an hour, beyond waitFor's minute.
-  await database.pool.query(
+  await world.database.pool.query(
     `UPDATE purchase_auth_batch_items SET status = 'retry_scheduled', attempt = 1,
        not_before = now() + interval '1 hour'
      WHERE batch_id = 'many' AND item_id <> 'many-10000'`,

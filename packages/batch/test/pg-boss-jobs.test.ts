@@ -1,6 +1,5 @@
 import { PurchaseAuthClient } from "@purchase-auth/core";
-import PgBoss from "pg-boss";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import {
   type BatchItemRecord,
   type BatchStore,
@@ -10,16 +9,8 @@ import {
   type PgBossBatchQueueOptions,
 } from "../src/index.js";
 import { freshDatabase } from "./support/database.js";
-import {
-  chargeItem,
-  chargesByItem,
-  clearFaults,
-  FAST_RETRIES,
-  injectFaults,
-  openShop,
-  type Shop,
-  sandboxRecords,
-} from "./support/sandbox.js";
+import { pgBossWorld } from "./support/pg-boss-world.js";
+import { chargeItem, chargesByItem, FAST_RETRIES, injectFaults, sandboxRecords } from "./support/sandbox.js";
 import { until } from "./support/until.js";
 
 // How the pg-boss runner treats its jobs: each job on its own (one failing job never fails the
@@ -27,41 +18,18 @@ import { until } from "./support/until.js";
 // before the job would expire, and a job whose item is not in the worker's store is never
 // completed silently.
 
-let shop: Shop;
-let database: Awaited<ReturnType<typeof freshDatabase>>;
-const bosses: PgBoss[] = [];
-const dropLater: Array<() => Promise<void>> = [];
-beforeAll(async () => {
-  shop = await openShop({}, 13);
-  database = await freshDatabase();
-});
-afterEach(async () => {
-  await clearFaults(shop);
-});
-afterAll(async () => {
-  await Promise.all(bosses.map((boss) => boss.stop({ graceful: false, wait: true })));
-  await shop.sandbox.close();
-  for (const drop of dropLater) await drop();
-  await database.drop();
-});
+const world = pgBossWorld(13);
 
-async function startedBoss(): Promise<PgBoss> {
-  const boss = new PgBoss({ connectionString: database.url, max: 4 });
-  boss.on("error", () => {});
-  await boss.start();
-  bosses.push(boss);
-  return boss;
-}
-
-const goodClient = () => new PurchaseAuthClient({ ...shop.credentials, ...FAST_RETRIES, maxRetries: 0 });
+const goodClient = () =>
+  new PurchaseAuthClient({ ...world.shop.credentials, ...FAST_RETRIES, maxRetries: 0 });
 
 async function queue(
   name: string,
   options: Partial<PgBossBatchQueueOptions> = {},
 ): Promise<PgBossBatchQueue> {
   return new PgBossBatchQueue({
-    boss: await startedBoss(),
-    store: database.store,
+    boss: await world.startedBoss(),
+    store: world.database.store,
     queue: name,
     client: goodClient(),
     unknownRetryDelayMs: 200,
@@ -72,7 +40,7 @@ async function queue(
 async function jobsOf(
   queueName: string,
 ): Promise<Array<{ item: string; state: string; retry_count: number }>> {
-  const { rows } = await database.pool.query(
+  const { rows } = await world.database.pool.query(
     "SELECT data->>'itemId' AS item, state, retry_count FROM pgboss.job WHERE name = $1 ORDER BY created_on",
     [queueName],
   );
@@ -81,14 +49,14 @@ async function jobsOf(
 
 const statuses = async (batchId: string) => {
   const out: string[] = [];
-  for await (const record of database.store.items(batchId)) out.push(record.status);
+  for await (const record of world.database.store.items(batchId)) out.push(record.status);
   return out;
 };
 
 it("one job failing (a database error) fails neither the other jobs of its fetch nor itself for good", async () => {
   let failOnce = true;
   // The store, except that reading item "bad" fails once (a passing database error).
-  const store = new Proxy(database.store, {
+  const store = new Proxy(world.database.store, {
     get(target, property) {
       if (property === "get") {
         return (batchId: string, itemId: string): Promise<BatchItemRecord | undefined> => {
@@ -106,7 +74,7 @@ it("one job failing (a database error) fails neither the other jobs of its fetch
   const errors: Error[] = [];
   const worker = await queue("jobs-fetch", { store });
   const items = ["fetch-bad", "fetch-a", "fetch-b", "fetch-c"].map((id) =>
-    chargeItem(id, shop.token(), "5.00"),
+    chargeItem(id, world.shop.token(), "5.00"),
   );
   await worker.enqueue("fetch", items); // all four jobs are queued before the worker fetches them
   await worker.work({ concurrency: 4, pollingIntervalSeconds: 0.5, onError: (error) => errors.push(error) });
@@ -125,7 +93,7 @@ it("one job failing (a database error) fails neither the other jobs of its fetch
   // No job was failed: the innocent ones ran once; the bad one was put back as a new job.
   expect(jobs.filter((row) => row.retry_count > 0)).toEqual([]);
   expect(errors.map((error) => error.message)).toEqual(["connection terminated unexpectedly"]);
-  const byItem = chargesByItem(await sandboxRecords(shop));
+  const byItem = chargesByItem(await sandboxRecords(world.shop));
   for (const item of items) expect(byItem.get(item.itemId), item.itemId).toMatchObject({ succeeded: 1 });
 }, 60_000);
 
@@ -133,7 +101,7 @@ it("credentials refused for a while pause the worker; no job is failed, and ever
   let refused = true;
   let refusedCalls = 0;
   const bad = new PurchaseAuthClient({
-    ...shop.credentials,
+    ...world.shop.credentials,
     clientSecret: "not-the-secret",
     ...FAST_RETRIES,
   });
@@ -148,7 +116,7 @@ it("credentials refused for a while pause the worker; no job is failed, and ever
   };
   const errors: Error[] = [];
   const worker = await queue("jobs-fatal", { client });
-  const items = ["fatal-a", "fatal-b", "fatal-c"].map((id) => chargeItem(id, shop.token(), "6.00"));
+  const items = ["fatal-a", "fatal-b", "fatal-c"].map((id) => chargeItem(id, world.shop.token(), "6.00"));
   await worker.enqueue("fatal", items);
   await worker.work({
     concurrency: 3,
@@ -181,14 +149,14 @@ it("credentials refused for a while pause the worker; no job is failed, and ever
 
 it("a call still out when the job is about to expire is cut short: the job completes and is not handed out again", async () => {
   const worker = await queue("jobs-expire", { expireInSeconds: 3 });
-  const item = chargeItem("expire-1", shop.token(), "8.00");
-  await injectFaults(shop, [{ kind: "latency", latencyMs: 6_000, count: 1 }]);
+  const item = chargeItem("expire-1", world.shop.token(), "8.00");
+  await injectFaults(world.shop, [{ kind: "latency", latencyMs: 6_000, count: 1 }]);
   await worker.enqueue("expire", [item]);
   await worker.work({ concurrency: 2, pollingIntervalSeconds: 0.5, onError: () => {} });
 
   const final = await until(
     "charged",
-    () => database.store.get("expire", item.itemId) as Promise<BatchItemRecord>,
+    () => world.database.store.get("expire", item.itemId) as Promise<BatchItemRecord>,
     (r) => r.status === "charged",
   );
   const jobs = await until(
@@ -198,14 +166,14 @@ it("a call still out when the job is about to expire is cut short: the job compl
   );
   expect(jobs.filter((row) => row.retry_count > 0)).toEqual([]);
   expect(final.log[0]?.outcome).toBe("unknown"); // the first call was cut short
-  expect(chargesByItem(await sandboxRecords(shop)).get(item.itemId)).toMatchObject({
+  expect(chargesByItem(await sandboxRecords(world.shop)).get(item.itemId)).toMatchObject({
     succeeded: 1,
     captures: 1,
   });
 }, 60_000);
 
 it("refuses a MemoryBatchStore, which other workers cannot share", async () => {
-  const boss = await startedBoss();
+  const boss = await world.startedBoss();
   expect(() => new PgBossBatchQueue({ boss, store: new MemoryBatchStore(), client: goodClient() })).toThrow(
     /MemoryBatchStore/,
   );
@@ -213,11 +181,11 @@ it("refuses a MemoryBatchStore, which other workers cannot share", async () => {
 
 it("a job whose item is not in the worker's store is failed loudly, not completed", async () => {
   const producer = await queue("jobs-missing");
-  const item = chargeItem("missing-1", shop.token(), "4.00");
+  const item = chargeItem("missing-1", world.shop.token(), "4.00");
   await producer.enqueue("missing", [item]);
   // A worker pointed at another database (its store is empty), on the same pg-boss.
   const elsewhere = await freshDatabase();
-  dropLater.push(() => elsewhere.drop());
+  world.dropLater(() => elsewhere.drop());
   const errors: Error[] = [];
   const worker = await queue("jobs-missing", { store: elsewhere.store });
   await worker.work({ concurrency: 2, pollingIntervalSeconds: 0.5, onError: (error) => errors.push(error) });
@@ -229,13 +197,13 @@ it("a job whose item is not in the worker's store is failed loudly, not complete
   );
   expect(jobs.map((row) => row.state)).not.toContain("completed");
   expect(errors[0]?.message).toMatch(/no such item/);
-  expect((await database.store.get("missing", item.itemId))?.status).toBe("pending");
+  expect((await world.database.store.get("missing", item.itemId))?.status).toBe("pending");
 }, 60_000);
 
 it("an item that can be neither put back nor its job failed (the database gone a moment) keeps a job", async () => {
   // Found by a review: the follow-up, the put-back and fail() all failing left the job completed and
   // the item unknown with no job, until someone called resume().
-  const boss = await startedBoss();
+  const boss = await world.startedBoss();
   let blip = 0;
   const passing = () => {
     blip--;
@@ -253,23 +221,23 @@ it("an item that can be neither put back nor its job failed (the database gone a
   });
   const blinkingQueue = new PgBossBatchQueue({
     boss: blinking,
-    store: database.store,
+    store: world.database.store,
     queue: "jobs-blip",
     client: goodClient(),
     unknownRetryDelayMs: 200,
   });
-  const item = chargeItem("blip-1", shop.token(), "7.00");
-  await injectFaults(shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
+  const item = chargeItem("blip-1", world.shop.token(), "7.00");
+  await injectFaults(world.shop, [{ kind: "gateway_error", status: 502, phase: "after_commit", count: 1 }]);
   await blinkingQueue.enqueue("blip", [item]);
   blip = 3; // the follow-up's send, the put-back's send, fail()
   await blinkingQueue.work({ concurrency: 1, pollingIntervalSeconds: 0.5, onError: () => {} });
 
   const charged = await until(
     "charged",
-    () => database.store.get("blip", item.itemId),
+    () => world.database.store.get("blip", item.itemId),
     (record) => record?.status === "charged",
   );
   expect(charged?.log.map((entry) => entry.outcome)).toEqual(["unknown", "done"]);
-  const byItem = chargesByItem(await sandboxRecords(shop));
+  const byItem = chargesByItem(await sandboxRecords(world.shop));
   expect(byItem.get(item.itemId)?.succeeded).toBe(1);
 }, 90_000);

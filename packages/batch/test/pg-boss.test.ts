@@ -1,8 +1,7 @@
 import { PurchaseAuthClient } from "@purchase-auth/core";
-import PgBoss from "pg-boss";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { PgBossBatchQueue } from "../src/index.js";
-import { freshDatabase } from "./support/database.js";
+import { pgBossWorld } from "./support/pg-boss-world.js";
 import {
   cents,
   chargeItem,
@@ -10,36 +9,20 @@ import {
   clearFaults,
   FAST_RETRIES,
   injectFaults,
-  openShop,
-  type Shop,
   sandboxRecords,
 } from "./support/sandbox.js";
 
 // Scale-out on pg-boss: two workers (each with its own pg-boss instance and client, as two
 // processes would have) share one batch on a real PostgreSQL, with faults on the service.
 
-let shop: Shop;
-let database: Awaited<ReturnType<typeof freshDatabase>>;
-const bosses: PgBoss[] = [];
-beforeAll(async () => {
-  shop = await openShop({}, 7);
-  database = await freshDatabase();
-});
-afterAll(async () => {
-  await Promise.all(bosses.map((boss) => boss.stop({ graceful: false, wait: true })));
-  await shop.sandbox.close();
-  await database.drop();
-});
+const world = pgBossWorld(7);
 
 async function worker(): Promise<PgBossBatchQueue> {
-  const boss = new PgBoss({ connectionString: database.url, max: 4 });
-  boss.on("error", () => {});
-  await boss.start();
-  bosses.push(boss);
+  const boss = await world.startedBoss();
   return new PgBossBatchQueue({
     boss,
-    store: database.store,
-    client: new PurchaseAuthClient({ ...shop.credentials, ...FAST_RETRIES }),
+    store: world.database.store,
+    client: new PurchaseAuthClient({ ...world.shop.credentials, ...FAST_RETRIES }),
     declinePolicy: { retryDelaysMs: [0] },
     unknownRetryDelayMs: 0,
   });
@@ -50,14 +33,14 @@ it("two pg-boss workers charge a batch exactly once, with faults, and the summar
     chargeItem(
       `boss-${i}`,
       i % 10 === 0
-        ? shop.token({ status: "Revoked" })
+        ? world.shop.token({ status: "Revoked" })
         : i % 10 === 1
-          ? shop.token({ failNextAttempts: ["PAYMENT_FAILED"] })
-          : shop.token(),
+          ? world.shop.token({ failNextAttempts: ["PAYMENT_FAILED"] })
+          : world.shop.token(),
       `${i + 1}.00`,
     ),
   );
-  await injectFaults(shop, [
+  await injectFaults(world.shop, [
     { kind: "drop_after_commit", probability: 0.15 },
     { kind: "gateway_error", status: 502, phase: "after_commit", probability: 0.1 },
     { kind: "unavailable", probability: 0.1 },
@@ -77,10 +60,10 @@ it("two pg-boss workers charge a batch exactly once, with faults, and the summar
       complete: true,
     });
   } finally {
-    await clearFaults(shop);
+    await clearFaults(world.shop);
   }
 
-  const byItem = chargesByItem(await sandboxRecords(shop));
+  const byItem = chargesByItem(await sandboxRecords(world.shop));
   let expectedCents = 0n;
   let capturedCents = 0n;
   for (const [i, item] of items.entries()) {
@@ -92,7 +75,7 @@ it("two pg-boss workers charge a batch exactly once, with faults, and the summar
     expect(charges, item.itemId).toMatchObject({ succeeded: 1, captures: 1 });
     expectedCents += cents(`${i + 1}.00`);
     capturedCents += charges!.capturedCents;
-    const record = (await database.store.get("boss-batch", item.itemId))!;
+    const record = (await world.database.store.get("boss-batch", item.itemId))!;
     expect(record.attempt, item.itemId).toBe(i % 10 === 1 ? 2 : 1);
     expect(charges!.authorizationIds).toContain(record.result?.authorizationId);
   }

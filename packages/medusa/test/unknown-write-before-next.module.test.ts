@@ -43,6 +43,20 @@ syncProviderTests(
       return metadata?.[`purchase_auth_unknown_${kind}`] ?? undefined;
     }
 
+    /** A capture whose every send (core's one retry too) is cut before the service reads it. */
+    async function captureCut(paymentId: string, orderId: string, amount: number): Promise<void> {
+      t.sandbox().injectFault({
+        kind: "reset_before_processing",
+        match: { method: "POST", path: `/manage/orders/${orderId}/capture` },
+        count: null,
+      });
+      try {
+        await expect(payment.capturePayment({ payment_id: paymentId, amount })).rejects.toThrow();
+      } finally {
+        t.sandbox().clearFaults();
+      }
+    }
+
     /** The merchant's own client, for writes made at the service outside Medusa. */
     function serviceClient(): PurchaseAuthClient {
       const { sandbox, merchant } = t.suite.state;
@@ -105,17 +119,7 @@ syncProviderTests(
       // Found by a review: settling the kept capture first sent it, and the customer was charged
       // by a cancel while Medusa showed the capture failed.
       const { paymentId, orderId } = await t.authorizedPayment(100);
-      // Every send of the capture is cut before the service reads it (core's one retry too).
-      t.sandbox().injectFault({
-        kind: "reset_before_processing",
-        match: { method: "POST", path: `/manage/orders/${orderId}/capture` },
-        count: null,
-      });
-      try {
-        await expect(payment.capturePayment({ payment_id: paymentId, amount: 30 })).rejects.toThrow();
-      } finally {
-        t.sandbox().clearFaults();
-      }
+      await captureCut(paymentId, orderId, 30);
       expect(await keptWrite(paymentId)).toMatchObject({ operation: "orders.capture" });
 
       await payment.cancelPayment(paymentId);
@@ -148,16 +152,7 @@ syncProviderTests(
       // Found by a review: a capture that never reached the service, then the same amount captured
       // at the service another way; the follow recording it sent the kept capture again.
       const { paymentId, orderId } = await t.authorizedPayment(100);
-      t.sandbox().injectFault({
-        kind: "reset_before_processing",
-        match: { method: "POST", path: `/manage/orders/${orderId}/capture` },
-        count: null,
-      });
-      try {
-        await expect(payment.capturePayment({ payment_id: paymentId, amount: 30 })).rejects.toThrow();
-      } finally {
-        t.sandbox().clearFaults();
-      }
+      await captureCut(paymentId, orderId, 30);
       await serviceClient().orders.capture(orderId, { amount: "30.00" }, { idempotencyKey: randomUUID() });
       await followServiceOrder(t.container(), orderId);
       expect(t.serviceOrder(orderId)).toMatchObject({ capturedAmount: "30.00" });

@@ -2,11 +2,12 @@ import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework
 import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
 import { formatCents } from "@purchase-auth/core";
 import { sumExact, toCentsRounded } from "../providers/purchase-auth/amounts";
+import { RECORDED_BY_PLUGIN } from "../providers/purchase-auth/payment-module-records";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData, writeData } from "../providers/purchase-auth/session-data";
 import { followServicePayment } from "./follow-service";
 import { knexOf } from "./lookups";
-import { RECORDED_BY_PLUGIN, recordOrderTransactions } from "./order-transactions";
+import { recordOrderTransactions } from "./order-transactions";
 import { withPaymentLock } from "./payment-lock";
 
 // A canceled Medusa order must leave nothing with the service. Medusa's cancelOrderWorkflow refunds

@@ -8,6 +8,7 @@ import {
 import { formatCents, toCents } from "@purchase-auth/core";
 import { sumExact, toCentsRounded } from "../providers/purchase-auth/amounts";
 import { describeReason } from "../providers/purchase-auth/errors";
+import { RECORDED_BY_PLUGIN } from "../providers/purchase-auth/payment-module-records";
 import { isPurchaseAuthProviderId } from "../providers/purchase-auth/provider-ids";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData, writeData } from "../providers/purchase-auth/session-data";
@@ -19,7 +20,7 @@ import {
 } from "../providers/purchase-auth/stored-tokens";
 import { markOrderCanceled, releaseCanceledOrderPayment } from "./canceled-orders";
 import { accountHoldersWithToken, paymentsOfServiceOrder } from "./lookups";
-import { RECORDED_BY_PLUGIN, recordOrderTransactions } from "./order-transactions";
+import { recordOrderTransactions } from "./order-transactions";
 import { withPaymentLock } from "./payment-lock";
 
 // Medusa follows the service: what the service's events (and the reconciler) report is applied to

@@ -21,8 +21,6 @@ import { orderOfPaymentCollection } from "./lookups";
 // transactions by the payment, not the refund. Medusa's steps look for an existing transaction of a
 // row first, so they add none to the plugin's rows.
 
-export { RECORDED_BY_PLUGIN };
-
 /** Gives each capture and refund the plugin recorded for payment `paymentId` its order transaction. */
 export async function recordOrderTransactions(container: MedusaContainer, paymentId: string): Promise<void> {
   // A payment module run without Medusa's order module (its tests) links no order's transactions.
