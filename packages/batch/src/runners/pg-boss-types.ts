@@ -21,8 +21,9 @@ export interface PgBossLike {
   work(
     name: string,
     options: { batchSize?: number; pollingIntervalSeconds?: number },
-    handler: (jobs: Array<{ id: string; data: unknown; expireInSeconds?: number }>) => Promise<unknown>,
+    handler: (jobs: PgBossJob[]) => Promise<unknown>,
   ): Promise<string>;
+  /** Stops a worker's fetching; pg-boss 10 does not wait for its handler (`work`'s stop does). */
   offWork(value: string | { id: string }): Promise<unknown>;
   /** Fails one job (pg-boss retries it per the queue's retry options). */
   fail(name: string, id: string, data?: object): Promise<unknown>;
@@ -30,6 +31,13 @@ export interface PgBossLike {
   getDb?(): {
     executeSql(text: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
   };
+}
+
+/** A job as pg-boss hands it to a worker's handler. */
+export interface PgBossJob {
+  id: string;
+  data: unknown;
+  expireInSeconds?: number;
 }
 
 export interface BatchJobData {
@@ -72,7 +80,11 @@ export interface PgBossBatchQueueOptions extends EngineOptions {
 export interface WorkOptions {
   /** Jobs this worker processes at once; default 8. */
   concurrency?: number;
-  /** Requests this worker starts per second at most; default unlimited. */
+  /**
+   * Requests this worker starts per second at most; default unlimited. A job that cannot start
+   * before its deadline (shortly before `expireInSeconds`) is put back untouched and reported:
+   * keep `concurrency / ratePerSecond` well under `expireInSeconds`.
+   */
   ratePerSecond?: number;
   /** How often an idle worker polls; default 0.5 s (pg-boss's minimum). */
   pollingIntervalSeconds?: number;

@@ -7,8 +7,15 @@ import { MemoryBatchStore } from "../state/memory.js";
 import { type BatchStore, isOpen } from "../state/types.js";
 import { type BatchSummary, summaryOf } from "../summary.js";
 import { type FollowUpPolicy, failureDelayMs, followUpDelayMs } from "./pg-boss-schedule.js";
-import type { BatchJobData, PgBossBatchQueueOptions, PgBossLike, WorkOptions } from "./pg-boss-types.js";
-import { rateLimiter } from "./rate-limiter.js";
+import type {
+  BatchJobData,
+  PgBossBatchQueueOptions,
+  PgBossJob,
+  PgBossLike,
+  WorkOptions,
+} from "./pg-boss-types.js";
+import { type JobContext, type JobOutcome, startWorkerLoop } from "./pg-boss-worker.js";
+import { type RateLimiter, RateLimitWaitAbortedError, rateLimiter } from "./rate-limiter.js";
 
 // Scale-out on pg-boss, on the PostgreSQL the store already uses: one job per item, any number of
 // workers in any number of processes. pg-boss hands each job to one worker at a time and hands it
@@ -32,11 +39,7 @@ class MissingItemError extends Error {
   }
 }
 
-const MAX_FATAL_PAUSE_MS = 300_000;
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** How a job ended: `lost` when its item could be neither put back nor its job failed (the database gone). */
-type JobOutcome = "done" | "failed" | "fatal" | "lost";
 
 /**
  * A batch queue on pg-boss. Producers `enqueue` (register items + one job each); workers `work`;
@@ -143,7 +146,7 @@ export class PgBossBatchQueue {
   }
 
   /**
-   * Starts a worker in this process; returns a function that stops it (jobs in hand finish).
+   * Starts a worker in this process; resolves to a function that stops it gracefully.
    *
    * Each fetched job is handled on its own: one job's failure never fails the others (pg-boss fails
    * every job of a fetched batch when its handler throws). A passing failure (a database error)
@@ -151,67 +154,36 @@ export class PgBossBatchQueue {
    * puts it back too and pauses this worker (`fatalPauseMs`), as a pg-boss worker would wait out an
    * outage, instead of burning every job's retries. A job's call is aborted (its item stays unknown,
    * resent by the follow-up job) before the job's `expireInSeconds`, so pg-boss never hands out a
-   * job whose first run is still going.
+   * job whose first run is still going; so is its wait for `ratePerSecond` (the item is put back
+   * untouched).
+   *
+   * The stop function stops fetching and resolves only when every job this worker started has
+   * finished: calls in flight are answered and stored, and their items' next jobs queued. Jobs
+   * still waiting for `ratePerSecond` are put back untouched instead of being started, and jobs
+   * pg-boss fetched while it stopped are left to pg-boss's retry. Once it has resolved, the store's
+   * pool and pg-boss may be closed.
    */
   async work(options: WorkOptions = {}): Promise<() => Promise<void>> {
     await this.setup();
     const concurrency = Math.max(1, Math.floor(nonNegative(options.concurrency, 8, "concurrency")));
-    const basePause = nonNegative(options.fatalPauseMs, 10_000, "fatalPauseMs");
+    const basePauseMs = nonNegative(options.fatalPauseMs, 10_000, "fatalPauseMs");
     const onError = options.onError ?? reportToStderr;
-    const engine = engineOf(
-      this.#options,
-      this.#store,
-      rateLimiter(options.ratePerSecond, this.#options.signal),
-    );
-    const workOptions = {
-      batchSize: concurrency,
-      pollingIntervalSeconds: options.pollingIntervalSeconds ?? 0.5,
-    };
-
-    let workerId: string | undefined;
-    let stopped = false;
-    let pauseMs = basePause;
-    let resumeTimer: ReturnType<typeof setTimeout> | undefined;
+    const engine = engineOf(this.#options, this.#store);
+    const stopping = new AbortController(); // aborted by the stop function
+    // Shared by the worker's jobs; a stop ends every wait in it, a job's deadline its own.
+    const limit = rateLimiter(options.ratePerSecond, stopping.signal);
     const report = (error: unknown, data: BatchJobData) =>
-      onError(error instanceof Error ? error : new Error(String(error)), {
-        batchId: String(data?.batchId),
-        itemId: String(data?.itemId),
-      });
+      onError(asError(error), { batchId: String(data?.batchId), itemId: String(data?.itemId) });
 
-    const start = async () => {
-      const id = await this.#boss.work(this.#queue, workOptions, async (jobs) => {
-        const outcomes = await Promise.all(jobs.map((job) => this.#handle(engine, job, pauseMs, report)));
-        if (outcomes.includes("fatal")) pause();
-        else if (outcomes.includes("done")) pauseMs = basePause;
-        // An item neither put back nor its job failed: completing the fetch would leave it with no
-        // job. Throwing has pg-boss fail (and retry) the fetch's jobs, or, with the database still
-        // gone, leave them to expire and be handed out again; a job run twice is harmless.
-        if (outcomes.includes("lost"))
-          throw new Error("pg-boss: an item could not be put back; its jobs are retried");
-      });
-      // Stopped while it was starting (after a pause): it stops at once.
-      if (stopped) await this.#boss.offWork({ id });
-      else workerId = id;
-    };
-    const pause = () => {
-      if (stopped || workerId === undefined) return;
-      const id = workerId;
-      workerId = undefined;
-      this.#boss.offWork({ id }).catch(() => {});
-      const ms = pauseMs;
-      pauseMs = Math.min(MAX_FATAL_PAUSE_MS, Math.max(1, pauseMs) * 2);
-      resumeTimer = setTimeout(() => {
-        resumeTimer = undefined;
-        if (!stopped) start().catch((error) => onError(asError(error), { batchId: "", itemId: "" }));
-      }, ms);
-    };
-
-    await start();
-    return async () => {
-      stopped = true;
-      if (resumeTimer !== undefined) clearTimeout(resumeTimer);
-      if (workerId !== undefined) await this.#boss.offWork({ id: workerId });
-    };
+    return startWorkerLoop({
+      boss: this.#boss,
+      queue: this.#queue,
+      stopping,
+      fetch: { batchSize: concurrency, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 0.5 },
+      basePauseMs,
+      handleJob: (job, context) => this.#handle({ engine, limit, job, context, report }),
+      onRestartError: (error) => onError(error, { batchId: "", itemId: "" }),
+    });
   }
 
   async summary(batchId: string): Promise<BatchSummary> {
@@ -270,23 +242,25 @@ export class PgBossBatchQueue {
   }
 
   /** Runs one job; never throws: whatever happens, the item is put back or pg-boss retries the job. */
-  async #handle(
-    engine: Engine,
-    job: { id: string; data: unknown; expireInSeconds?: number },
-    pauseMs: number,
-    report: (error: unknown, data: BatchJobData) => void,
-  ): Promise<JobOutcome> {
+  async #handle({ engine, limit, job, context, report }: JobRun): Promise<JobOutcome> {
     const data = job.data as BatchJobData;
     // Aborts the job's call (its item stays unknown and is resent by the follow-up) before pg-boss
     // would consider the job expired and hand it to another worker.
     const expireMs = Math.max(1, job.expireInSeconds ?? this.#expireInSeconds) * 1_000;
     const deadline = AbortSignal.timeout(expireMs - Math.min(expireMs * 0.2, 10_000));
     const signal = engine.signal === undefined ? deadline : AbortSignal.any([engine.signal, deadline]);
+    // The wait for a start slot ends at the same deadline (and when the worker stops): a job that
+    // has not started by then is put back as it was, rather than started past its expiry.
     try {
-      await this.#run({ ...engine, signal }, data);
+      await this.#run({ ...engine, signal, beforeSend: () => limit(signal) }, data);
       return "done";
     } catch (error) {
-      report(error, data);
+      if (error instanceof RateLimitWaitAbortedError && context.stopping.aborted) {
+        // Not started (nothing written ahead or sent) and the worker is stopping: not an error.
+        // The same job again, at once, for the next worker.
+        return (await this.#putBack(job, data, 0, error)) ? "failed" : "lost";
+      }
+      report(heldBackPastDeadline(error, deadline) ?? error, data);
       if (error instanceof MissingItemError) {
         // Loud, not silent: the job stays in pg-boss (retried, then failed), for a worker on the
         // right store or for a person to see.
@@ -295,28 +269,33 @@ export class PgBossBatchQueue {
       }
       const fatal = error instanceof BatchFatalError;
       const failures = (data.failures ?? 0) + 1;
-      const delayMs = fatal ? Math.max(pauseMs, 1_000) : failureDelayMs(failures);
-      try {
-        await this.#boss.send(
-          this.#queue,
-          {
-            batchId: data.batchId,
-            itemId: data.itemId,
-            resends: data.resends ?? 0,
-            failures,
-          } satisfies BatchJobData,
-          { startAfter: delayMs / 1_000 },
-        );
-      } catch {
-        // The item could not be put back: pg-boss retries this job (and only this one). If even that
-        // fails, the handler throws (see `work`).
-        try {
-          await this.#boss.fail(this.#queue, job.id, { message: asError(error).message });
-        } catch {
-          return "lost";
-        }
-      }
+      const delayMs = fatal ? Math.max(context.pauseMs, 1_000) : failureDelayMs(failures);
+      const put = await this.#putBack(job, { ...data, resends: data.resends ?? 0, failures }, delayMs, error);
+      if (!put) return "lost";
       return fatal ? "fatal" : "failed";
+    }
+  }
+
+  /**
+   * Queues the item's job again after `delayMs`. If that fails, pg-boss retries this job (and only
+   * this one); false when even that failed (the worker's handler then throws, see pg-boss-worker.ts).
+   */
+  async #putBack(job: PgBossJob, data: BatchJobData, delayMs: number, error: unknown): Promise<boolean> {
+    try {
+      const { batchId, itemId, resends, failures } = data;
+      await this.#boss.send(
+        this.#queue,
+        { batchId, itemId, resends, failures } satisfies BatchJobData,
+        delayMs > 0 ? { startAfter: delayMs / 1_000 } : {},
+      );
+      return true;
+    } catch {
+      try {
+        await this.#boss.fail(this.#queue, job.id, { message: asError(error).message });
+        return true;
+      } catch {
+        return false;
+      }
     }
   }
 
@@ -343,6 +322,29 @@ export class PgBossBatchQueue {
       delayMs > 0 ? { startAfter: delayMs / 1_000 } : {},
     );
   }
+}
+
+/** What `#handle` needs to run one job of a worker. */
+interface JobRun {
+  engine: Engine;
+  /** The worker's rate limiter; each job waits in it with its own deadline. */
+  limit: RateLimiter;
+  job: PgBossJob;
+  context: JobContext;
+  report: (error: unknown, data: BatchJobData) => void;
+}
+
+/**
+ * The error to report when a job's wait for `ratePerSecond` outlasted its deadline: it says what
+ * happened and what to change, where an AbortError would only confuse.
+ */
+function heldBackPastDeadline(error: unknown, deadline: AbortSignal): Error | undefined {
+  if (!(error instanceof RateLimitWaitAbortedError) || !deadline.aborted) return undefined;
+  return new Error(
+    "not sent: held back by ratePerSecond until the job's deadline (shortly before expireInSeconds); " +
+      "the item is put back untouched. Lower concurrency, or raise ratePerSecond or expireInSeconds",
+    { cause: error },
+  );
 }
 
 function asError(error: unknown): Error {
