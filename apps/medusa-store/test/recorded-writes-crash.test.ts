@@ -1,19 +1,14 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { once } from "node:events";
-import { fileURLToPath } from "node:url";
 import type { MedusaContainer } from "@medusajs/framework/types";
-import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
-import { medusaIntegrationTestRunner, TestDatabaseUtils } from "@medusajs/test-utils";
+import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
 import { PurchaseAuthClient } from "@purchase-auth/core";
-import { RECORDED_WRITE_GRACE_MS, reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
 import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectMedusaMatchesService, orderWithPayments, placeOrder, type Shop } from "./support/checkout";
-import { holdWebhooks } from "./support/hold-webhooks";
+import { expectMedusaMatchesService, placeOrder, type Shop } from "./support/checkout";
 import { openShop, webhookUrlOf } from "./support/open-shop";
+import { recordedWrites } from "./support/recorded-writes";
 import { startSandboxForMedusa } from "./support/sandbox-env";
-import { type Api, eventually } from "./support/store-api";
+import type { Api } from "./support/store-api";
 
 // Medusa commits a capture's (or a refund's) row, then calls the provider. A store killed between
 // the two (SIGKILL of a real process, here a payment module on the store's database) leaves Medusa
@@ -23,7 +18,6 @@ import { type Api, eventually } from "./support/store-api";
 
 const WEBHOOK_SECRET = "whsec-recorded-writes-crash";
 const DB_NAME = "purchase-auth-medusa-recorded-writes-crash";
-const CHILD = fileURLToPath(new URL("./support/payment-module-process.cjs", import.meta.url));
 let sandbox: SandboxServer;
 let merchant: MerchantCredentials;
 
@@ -43,99 +37,20 @@ medusaIntegrationTestRunner({
     const api = untypedApi as unknown as Api & { defaults: { baseURL: string } };
     let shop: Shop;
     const container = () => getContainer() as MedusaContainer;
+    const { serviceOrderOf, paymentOf, runJob, transactionsOf, pg, rowsOf, crashDuring, withWebhooksHeld } =
+      recordedWrites({
+        container,
+        shop: () => shop,
+        sandbox: () => sandbox,
+        merchant: () => merchant,
+        dbName: DB_NAME,
+        webhookSecret: WEBHOOK_SECRET,
+        webhookUrl: () => webhookUrlOf(api),
+      });
 
     beforeAll(async () => {
       ({ shop } = await openShop(api, container(), sandbox, merchant, WEBHOOK_SECRET));
     });
-
-    const serviceOrderOf = (payment: { data: Record<string, unknown> }) =>
-      sandbox.orders().find((o) => o.orderId === payment.data.order_id)!;
-
-    async function paymentOf(orderId: string) {
-      const order = await orderWithPayments(shop, orderId);
-      const [payment] = order.payment_collections[0]!.payments;
-      return payment!;
-    }
-
-    /** The job as it runs once the grace for calls on their way has passed (or, `early`, before). */
-    const runJob = (early = false) =>
-      reconcileUnknownOutcomes(
-        container(),
-        new Date(Date.now() + (early ? 0 : RECORDED_WRITE_GRACE_MS + 60_000)),
-      );
-
-    async function transactionsOf(orderId: string, reference: "capture" | "refund") {
-      const orders = container().resolve(Modules.ORDER);
-      const transactions = await orders.listOrderTransactions({ order_id: orderId });
-      return transactions.filter((t) => t.reference === reference);
-    }
-
-    const pg = () =>
-      container().resolve(ContainerRegistrationKeys.PG_CONNECTION) as unknown as {
-        raw(sql: string, bindings: unknown[]): Promise<{ rows: Array<{ count: string }> }>;
-      };
-
-    /** How many live rows of `table` (capture or refund) payment `paymentId` has, read from the database. */
-    async function rowsOf(table: "capture" | "refund", paymentId: string): Promise<number> {
-      const { rows } = await pg().raw(
-        `select count(*) from ${table} where payment_id = ? and deleted_at is null`,
-        [paymentId],
-      );
-      return Number(rows[0]!.count);
-    }
-
-    /**
-     * Runs Medusa's capture or refund of `amount` on payment `paymentId` in a process of its own, and
-     * kills it (SIGKILL) once its row is committed. Meanwhile every read of an order at the service
-     * is held (its provider reads the order before it sends anything), so nothing was sent. A read of
-     * the store's own (a webhook followed) is only held a while.
-     */
-    async function crashDuring(operation: "capture" | "refund", paymentId: string, amount: number) {
-      const rowsBefore = await rowsOf(operation, paymentId);
-      sandbox.injectFault({
-        kind: "latency",
-        match: { method: "GET", path: "/manage/orders/" },
-        count: null,
-        latencyMs: 5_000,
-      });
-      let child: ChildProcess | undefined;
-      const output: string[] = [];
-      try {
-        child = spawn(process.execPath, [CHILD], {
-          cwd: process.cwd(),
-          env: {
-            ...process.env,
-            PAYMENT_MODULE_TASK: JSON.stringify({
-              databaseUrl: TestDatabaseUtils.getDatabaseURL(DB_NAME),
-              providerOptions: {
-                baseUrl: sandbox.url,
-                clientId: merchant.clientId,
-                clientSecret: merchant.clientSecret,
-                scope: merchant.scope,
-                webhookSecret: WEBHOOK_SECRET,
-              },
-              operation,
-              paymentId,
-              amount,
-            }),
-          },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        child.stdout!.on("data", (chunk) => output.push(String(chunk)));
-        child.stderr!.on("data", (chunk) => output.push(String(chunk)));
-        const exited = once(child, "exit");
-        await eventually(async () => {
-          if (child!.exitCode !== null) throw new Error(`the process ended first: ${output.join("")}`);
-          return (await rowsOf(operation, paymentId)) > rowsBefore ? true : undefined;
-        }, 90_000);
-        child.kill("SIGKILL");
-        const [, signal] = await exited;
-        expect(signal).toBe("SIGKILL");
-      } finally {
-        if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-        sandbox.clearFaults();
-      }
-    }
 
     describe("a capture recorded by a store killed before it was sent", () => {
       it("is sent by the job once the grace has passed, once, with its order transaction", async () => {
@@ -157,8 +72,7 @@ medusaIntegrationTestRunner({
         const after = await paymentOf(orderId);
         expect(after.captures?.map((c) => Number(c.amount))).toEqual([30]);
         expect(serviceOrderOf(after).capturedAmount).toBe("30.00");
-        const transactions = await transactionsOf(orderId, "capture");
-        expect(transactions.map((t) => Number(t.amount))).toEqual([30]);
+        expect(await transactionsOf(orderId, "capture")).toEqual([30]);
         await expectMedusaMatchesService(shop, orderId);
 
         // Done: the next run sends nothing, records nothing.
@@ -199,9 +113,7 @@ medusaIntegrationTestRunner({
         const placed = await paymentOf(orderId);
         await crashDuring("capture", placed.id, 30);
         // Webhooks held: no follow records the service's capture meanwhile (without a transaction).
-        const sink = await holdWebhooks();
-        sandbox.setWebhooks({ merchantId: merchant.merchantId, urls: [sink.url], secrets: [WEBHOOK_SECRET] });
-        try {
+        await withWebhooksHeld(async () => {
           // Every answer to an order write is lost: the redo's capture lands, Medusa removes its row.
           sandbox.injectFault({
             kind: "drop_after_commit",
@@ -218,16 +130,9 @@ medusaIntegrationTestRunner({
           const after = await paymentOf(orderId);
           expect(after.captures?.map((c) => Number(c.amount))).toEqual([30]);
           expect(serviceOrderOf(after).capturedAmount).toBe("30.00"); // never twice
-          expect((await transactionsOf(orderId, "capture")).map((t) => Number(t.amount))).toEqual([30]);
+          expect(await transactionsOf(orderId, "capture")).toEqual([30]);
           expect((await runJob()).resent).toEqual([]);
-        } finally {
-          sandbox.setWebhooks({
-            merchantId: merchant.merchantId,
-            urls: [webhookUrlOf(api)],
-            secrets: [WEBHOOK_SECRET],
-          });
-          await sink.close();
-        }
+        });
         await expectMedusaMatchesService(shop, orderId);
       });
 
@@ -270,7 +175,7 @@ medusaIntegrationTestRunner({
         const after = await paymentOf(orderId);
         expect(after.refunds?.map((r) => Number(r.amount))).toEqual([20]);
         expect(serviceOrderOf(after)).toMatchObject({ capturedAmount: "79.60", refundedAmount: "20.00" });
-        expect((await transactionsOf(orderId, "refund")).map((t) => Number(t.amount))).toEqual([-20]);
+        expect(await transactionsOf(orderId, "refund")).toEqual([-20]);
         await expectMedusaMatchesService(shop, orderId);
 
         expect((await runJob()).resent).toEqual([]);
@@ -301,7 +206,7 @@ medusaIntegrationTestRunner({
         const after = await paymentOf(orderId);
         expect(after.refunds?.map((r) => Number(r.amount))).toEqual([20]);
         expect(serviceOrderOf(after).refundedAmount).toBe("20.00");
-        expect((await transactionsOf(orderId, "refund")).map((t) => Number(t.amount))).toEqual([-20]);
+        expect(await transactionsOf(orderId, "refund")).toEqual([-20]);
         await expectMedusaMatchesService(shop, orderId);
         expect((await runJob()).resent).toEqual([]);
       });

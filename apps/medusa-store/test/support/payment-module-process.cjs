@@ -2,7 +2,8 @@
 // its own: a test kills it (SIGKILL) in the middle of a capture or a refund, as a crash of the store
 // would. It runs what Medusa's capture and refund workflows run first (the payment module's
 // capturePayment and refundPayment), taking its task from PAYMENT_MODULE_TASK (JSON: databaseUrl,
-// providerOptions, operation "capture" | "refund", paymentId, amount), and prints "done" or the error.
+// providerOptions, operation "capture" | "refund", paymentId, amount, and createdBy, who records it:
+// the plugin's mark for the writes it records itself), and prints "done" or the error.
 const { MedusaApp, ModulesDefinition } = require("@medusajs/framework/modules-sdk");
 const {
   ContainerRegistrationKeys,
@@ -46,9 +47,17 @@ async function main() {
   const payment = app.modules[Modules.PAYMENT];
   process.stdout.write("ready\n");
   if (task.operation === "capture") {
-    await payment.capturePayment({ payment_id: task.paymentId, amount: task.amount });
+    await payment.capturePayment({
+      payment_id: task.paymentId,
+      amount: task.amount,
+      ...(task.createdBy ? { captured_by: task.createdBy } : {}),
+    });
   } else {
-    await payment.refundPayment({ payment_id: task.paymentId, amount: task.amount });
+    await payment.refundPayment({
+      payment_id: task.paymentId,
+      amount: task.amount,
+      ...(task.createdBy ? { created_by: task.createdBy } : {}),
+    });
   }
   process.stdout.write("done\n");
   process.exit(0);

@@ -7,7 +7,7 @@ import type {
 } from "@medusajs/framework/types";
 import { MathBN, Modules } from "@medusajs/framework/utils";
 import { RECORDED_BY_PLUGIN } from "../providers/purchase-auth/payment-module-records";
-import { orderOfPaymentCollection } from "./lookups";
+import { knexOf, orderOfPaymentCollection } from "./lookups";
 
 // A Medusa order counts what was paid by its transactions, one per capture (and, negative, per
 // refund). Medusa's capture and refund workflows add them, but for every capture or refund of the
@@ -20,8 +20,17 @@ import { orderOfPaymentCollection } from "./lookups";
 // (or its provider call, which may fail and delete it), and Medusa's order cancel keys its refunds'
 // transactions by the payment, not the refund. Medusa's steps look for an existing transaction of a
 // row first, so they add none to the plugin's rows.
+//
+// And a transaction counts only while its row does. The reconcile job sets aside a row the service
+// never got, and redoes it (recorded-writes.ts): a transaction the row had (a plugin row's, or one
+// Medusa's workflow handed it) would count beside the redo's. A row Medusa deletes when its provider
+// call fails may have been given one by a follow in between. Such transactions are soft-deleted
+// (the order module then takes them out of the order's totals).
 
-/** Gives each capture and refund the plugin recorded for payment `paymentId` its order transaction. */
+/**
+ * Brings the order transactions of payment `paymentId`'s order in line with its captures and
+ * refunds: none for a row set aside or gone, one for each row the plugin recorded.
+ */
 export async function recordOrderTransactions(container: MedusaContainer, paymentId: string): Promise<void> {
   // A payment module run without Medusa's order module (its tests) links no order's transactions.
   const orders = container.resolve<IOrderModuleService | undefined>(Modules.ORDER, {
@@ -31,10 +40,55 @@ export async function recordOrderTransactions(container: MedusaContainer, paymen
   const payments = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
   const payment = await payments.retrievePayment(paymentId, {
     select: ["id", "payment_collection_id", "currency_code"],
-    relations: ["captures", "refunds"],
   });
   const orderId = await orderOfPaymentCollection(container, payment.payment_collection_id);
   if (!orderId) return;
+  await dropTransactionsOfRowsGone(container, orders, orderId);
+  await giveOwnRowsTheirTransactions(orders, payments, orderId, paymentId);
+}
+
+/**
+ * Soft-deletes the order's capture and refund transactions whose row is no longer live. Read before
+ * the rows: a transaction is only ever added after its row, so a row missing then is gone for good
+ * (Medusa's own transactions of a refund of its order cancel name the payment, not a refund row, and
+ * are left alone).
+ */
+async function dropTransactionsOfRowsGone(
+  container: MedusaContainer,
+  orders: IOrderModuleService,
+  orderId: string,
+): Promise<void> {
+  const transactions = (
+    await orders.listOrderTransactions(
+      { order_id: orderId, reference: ["capture", "refund"] },
+      { select: ["id", "reference", "reference_id"] },
+    )
+  ).filter(({ reference, reference_id }) =>
+    reference_id?.startsWith(reference === "capture" ? "capt_" : "ref_"),
+  );
+  if (transactions.length === 0) return;
+  const ids = transactions.map((transaction) => transaction.reference_id!);
+  const { rows } = await knexOf(container).raw(
+    `select id from capture where id = any(?) and deleted_at is null
+     union all select id from refund where id = any(?) and deleted_at is null`,
+    [ids, ids],
+  );
+  const live = new Set((rows as unknown as Array<{ id: string }>).map((row) => row.id));
+  const gone = transactions.filter((transaction) => !live.has(transaction.reference_id!));
+  if (gone.length > 0) await orders.softDeleteOrderTransactions(gone.map((transaction) => transaction.id));
+}
+
+/** Gives each capture and refund the plugin recorded for the payment its order transaction. */
+async function giveOwnRowsTheirTransactions(
+  orders: IOrderModuleService,
+  payments: IPaymentModuleService,
+  orderId: string,
+  paymentId: string,
+): Promise<void> {
+  const payment = await payments.retrievePayment(paymentId, {
+    select: ["id", "currency_code"],
+    relations: ["captures", "refunds"],
+  });
   const amountOf = (row: { raw_amount?: unknown; amount: unknown }) =>
     (row.raw_amount ?? row.amount) as BigNumberInput;
   const ours = (row: { created_by?: string | null }) => row.created_by === RECORDED_BY_PLUGIN;

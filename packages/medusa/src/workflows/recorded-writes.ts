@@ -8,6 +8,7 @@ import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instan
 import { readData } from "../providers/purchase-auth/session-data";
 import { followServicePayment } from "./follow-service";
 import { knexOf, OURS, SESSION_PAGE_SIZE } from "./lookups";
+import { recordOrderTransactions } from "./order-transactions";
 import { withPaymentLock } from "./payment-lock";
 import {
   countTry,
@@ -18,6 +19,15 @@ import {
   restartIfUnflagged,
   triedOut,
 } from "./recorded-writes-given-up";
+import {
+  amountOf,
+  type Recorded,
+  redoneSince,
+  removeSetAside,
+  setAsideNow,
+  setAsideRow,
+  type Unsent,
+} from "./set-aside";
 
 export { RECORDED_WRITE_GIVE_UP_AFTER_MS, RECORDED_WRITE_MAX_TRIES } from "./recorded-writes-given-up";
 
@@ -26,7 +36,7 @@ export { RECORDED_WRITE_GIVE_UP_AFTER_MS, RECORDED_WRITE_MAX_TRIES } from "./rec
 // service never heard of it: Medusa shows money captured or refunded that the service does not
 // hold, and nothing else ever sends it. Such a row (among the newest ones above the service's
 // figure, all of the payment's older than RECORDED_WRITE_GRACE_MS, so a call still on its way is
-// not raced) is done again the way Medusa does it: the row is set aside (soft-deleted) and Medusa's
+// not raced) is done again the way Medusa does it: the row is set aside (set-aside.ts) and Medusa's
 // own capture or refund workflow runs for its amount, who and why, so the provider sends it and the
 // order gets its transaction; then the row set aside is removed. The provider sends only what is
 // missing up to the total Medusa then records, under a key derived from that total and under the
@@ -42,25 +52,8 @@ export { RECORDED_WRITE_GIVE_UP_AFTER_MS, RECORDED_WRITE_MAX_TRIES } from "./rec
 /** How old a capture or refund must be before its row is taken for one whose call never left. */
 export const RECORDED_WRITE_GRACE_MS = 10 * 60_000;
 
-/** How soon after a row is set aside Medusa records its redo's row (a workflow's first step). */
-const REDO_RECORDED_WITHIN_MS = 5 * 60_000;
-
 /** How far back the job looks for such rows. */
 const LOOK_BACK_MS = 30 * 24 * 60 * 60_000;
-
-interface Recorded {
-  id: string;
-  raw_amount?: unknown;
-  amount?: unknown;
-  created_at: Date | string;
-  /** Set on a row set aside for its redo (Medusa itself deletes rows for good). */
-  deleted_at?: Date | string | null;
-  created_by?: string | null;
-  note?: string | null;
-  refund_reason_id?: string | null;
-  /** Where the pass counts the tries of a row set aside (recorded-writes-given-up.ts). */
-  metadata?: Record<string, unknown> | null;
-}
 
 /**
  * Sends again (or, when the service refuses them, removes) the captures and refunds Medusa recorded
@@ -97,7 +90,13 @@ export async function resendRecordedWrites(
         const unsent = await withPaymentLock(container, row.id, () =>
           takeOldestUnsent(container, row, settledBefore),
         );
-        if (unsent === undefined || !(await sendAgain(container, row, unsent, now))) continue;
+        if (unsent === undefined) continue;
+        if (!(await sendAgain(container, row, unsent, now))) {
+          // A follow meanwhile may have given the redo's row, which Medusa then deleted, its
+          // transaction: it stops counting now, not at the next follow.
+          await withPaymentLock(container, row.id, () => recordOrderTransactions(container, row.id));
+          continue;
+        }
         await withPaymentLock(container, row.id, () => followServicePayment(container, row));
         repaired.push(row.id);
       } catch (error) {
@@ -153,11 +152,6 @@ async function* paymentsAboveTheirData(
   }
 }
 
-interface Unsent {
-  kind: "capture" | "refund";
-  row: Recorded;
-}
-
 /**
  * The row of the payment to do again: one set aside by an earlier run whose redo did not settle,
  * else the oldest capture (then refund) the service never got, now set aside (soft-deleted: Medusa's
@@ -179,10 +173,11 @@ async function takeOldestUnsent(
     if (setAside && (await redoneSince(container, row.id, setAside))) {
       // Its redo was recorded, and the process died before removing it: never sent a second time.
       await removeSetAside(container, setAside);
+      await recordOrderTransactions(container, row.id);
     } else if (setAside) {
       // Given up on before: the candidate query read it again, so a person cleared the flag.
       await restartIfUnflagged(container, row.id, setAside);
-      return await setAsideNow(container, setAside);
+      return await setAsideForRedo(container, row.id, setAside);
     }
     const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
     const stored = await payment.retrievePayment(row.id, {
@@ -207,54 +202,23 @@ async function takeOldestUnsent(
       await followServicePayment(container, row);
       return undefined;
     }
-    return await setAsideNow(container, unsent);
+    return await setAsideForRedo(container, row.id, unsent);
   });
 }
 
 /**
- * Sets the row aside (soft-deletes it), stamped with this process's clock, the clock Medusa stamps
- * the redo's row with (see redoneSince); a row already set aside gets a fresh stamp.
+ * Sets the row aside, then brings the order's transactions in line before Medusa's workflow runs:
+ * the row's own stops counting, and every row the plugin recorded has one (the workflow would give
+ * a row without one the redo's amount). A crash between the two: the next run sets it aside again.
  */
-async function setAsideNow(container: MedusaContainer, unsent: Unsent): Promise<Unsent> {
-  const at = new Date();
-  await knexOf(container).raw(`update ${unsent.kind} set deleted_at = ? where id = ?`, [at, unsent.row.id]);
-  return { kind: unsent.kind, row: { ...unsent.row, deleted_at: at } };
-}
-
-/** A row of the payment set aside by an earlier run (Medusa never soft-deletes these rows). */
-async function setAsideRow(container: MedusaContainer, paymentId: string): Promise<Unsent | undefined> {
-  for (const kind of ["capture", "refund"] as const) {
-    const extra = kind === "refund" ? ", note, refund_reason_id" : "";
-    const { rows } = await knexOf(container).raw(
-      `select id, amount, raw_amount, created_at, deleted_at, created_by, metadata${extra} from ${kind}
-       where payment_id = ? and deleted_at is not null order by created_at, id limit 1`,
-      [paymentId],
-    );
-    if (rows[0]) return { kind, row: rows[0] as unknown as Recorded };
-  }
-  return undefined;
-}
-
-/**
- * True when Medusa recorded a row of the same kind and amount within minutes after `unsent` was
- * last set aside: its redo (Medusa's workflow records a new row, then the provider sends it).
- */
-async function redoneSince(container: MedusaContainer, paymentId: string, unsent: Unsent): Promise<boolean> {
-  const from = new Date(unsent.row.deleted_at ?? 0);
-  const { rows } = await knexOf(container).raw(
-    `select amount, raw_amount from ${unsent.kind}
-     where payment_id = ? and deleted_at is null and created_at >= ? and created_at < ?`,
-    [paymentId, from, new Date(from.getTime() + REDO_RECORDED_WITHIN_MS)],
-  );
-  const amount = toCentsRounded(amountOf(unsent.row));
-  return (rows as unknown as Recorded[]).some((r) => toCentsRounded(amountOf(r)) === amount);
-}
-
-/** The row set aside, removed for good once its redo settled. */
-async function removeSetAside(container: MedusaContainer, unsent: Unsent): Promise<void> {
-  await knexOf(container).raw(`delete from ${unsent.kind} where id = ? and deleted_at is not null`, [
-    unsent.row.id,
-  ]);
+async function setAsideForRedo(
+  container: MedusaContainer,
+  paymentId: string,
+  unsent: Unsent,
+): Promise<Unsent> {
+  const aside = await setAsideNow(container, unsent);
+  await recordOrderTransactions(container, paymentId);
+  return aside;
 }
 
 /**
@@ -282,13 +246,21 @@ async function sendAgain(
     `purchase-auth: ${kind} ${row.id} of payment ${payment.id} (${amountOf(row)}) was recorded but never reached the service; sending it again`,
   );
   for (let tries = 1; ; tries++) {
+    const recordedBefore = await liveTotal(container, kind, payment.id);
     try {
       await runRedo(container, payment, unsent);
       break;
     } catch (error) {
       const message = (error as Error).message;
       // Not knowing the service's figures is a passing failure too (the service unreachable).
-      const fate = await redoFate(container, payment, unsent).catch(() => "passing" as const);
+      const fate = await redoFate(container, payment, unsent, recordedBefore).catch(() => "passing" as const);
+      if (fate === "recorded") {
+        // E.g. Medusa's refund workflow refusing a canceled order's credit line after the refund.
+        logger.warn(
+          `purchase-auth: ${kind} ${row.id} of payment ${payment.id} was sent again and Medusa recorded it, but its workflow then failed (${message}); it counts as done`,
+        );
+        break;
+      }
       // Landed, its answer lost: once more at once, so Medusa records it (the provider sends
       // nothing: it counts as done) before a webhook's follow records it without its transaction.
       if (fate === "landed" && tries === 1) continue;
@@ -351,20 +323,24 @@ async function liveTotal(
 }
 
 /**
- * After a redo that threw: "landed" when the service holds the row's amount beyond Medusa's records
- * (its answer was lost, or Medusa's workflow failed after recording it), "refused" when the service's
- * order cannot take it any more (cancelled or expired, too little left), else "passing".
+ * After a redo that threw: "recorded" when Medusa kept the redo's row (its live rows grew by the
+ * amount since `recordedBefore`) and the service holds it (a step after the send failed), "landed"
+ * when the service holds the row's amount beyond Medusa's records (its answer was lost, or Medusa's
+ * workflow failed and removed its row), "refused" when the service's order cannot take it any more
+ * (cancelled or expired, too little left), else "passing".
  */
 async function redoFate(
   container: MedusaContainer,
   payment: PaymentRow,
   unsent: Unsent,
-): Promise<"landed" | "refused" | "passing"> {
+  recordedBefore: bigint,
+): Promise<"recorded" | "landed" | "refused" | "passing"> {
   const order = await purchaseAuthProvider(container, payment.provider_id).serviceOrder(payment.data);
   if (!order) return "passing";
   const amount = toCentsRounded(amountOf(unsent.row));
   const recorded = await liveTotal(container, unsent.kind, payment.id);
   const atService = toCents(unsent.kind === "capture" ? order.capturedAmount : order.refundedAmount);
+  if (recorded >= recordedBefore + amount && atService >= recorded) return "recorded";
   if (atService >= recorded + amount) return "landed";
   if (unsent.kind === "capture" && (order.status === "Cancelled" || order.status === "Expired"))
     return "refused";
@@ -389,8 +365,4 @@ function oldestUnsent(rows: Recorded[], atService: bigint): Recorded | undefined
   let oldest: Recorded | undefined;
   while (ordered.length > 0 && total(ordered) > atService) oldest = ordered.pop();
   return oldest !== undefined && gap + 1n >= toCentsRounded(amountOf(oldest)) ? oldest : undefined;
-}
-
-function amountOf(row: Recorded): string {
-  return sumExact([row.raw_amount ?? row.amount]);
 }
