@@ -1,16 +1,12 @@
 import { randomUUID } from "node:crypto";
-import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
-import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
 import { PurchaseAuthClient } from "@purchase-auth/core";
 import { followServiceOrder } from "@purchase-auth/medusa/workflows";
-import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectMedusaMatchesService, placeOrder, type Shop } from "./support/checkout";
-import { openShop, webhookUrlOf } from "./support/open-shop";
+import { describe, expect, it } from "vitest";
+import { expectMedusaMatchesService, placeOrder } from "./support/checkout";
 import { RECORDED_BY_PLUGIN, recordedWrites } from "./support/recorded-writes";
-import { startSandboxForMedusa } from "./support/sandbox-env";
-import { type Api, eventually } from "./support/store-api";
+import { shopSuite } from "./support/shop-suite";
+import { eventually } from "./support/store-api";
 
 // An order counts the money paid and refunded by its transactions, one per capture or refund row.
 // When the reconcile job sends again a row a crash kept from the service (recorded-writes-crash),
@@ -19,244 +15,212 @@ import { type Api, eventually } from "./support/store-api";
 // rows (a canceled order's refund) have their transactions from the plugin, Medusa's from Medusa's
 // workflows, which give every row without one the workflow's amount.
 
-const WEBHOOK_SECRET = "whsec-recorded-writes-transactions";
-const DB_NAME = "purchase-auth-medusa-recorded-writes-transactions";
-let sandbox: SandboxServer;
-let merchant: MerchantCredentials;
+shopSuite("recorded-writes-transactions", (suite) => {
+  const { api, container, sandbox, merchant, shop } = suite;
+  const { serviceOrderOf, paymentOf, runJob, transactionsOf, pg, rowsOf, crashDuring, withWebhooksHeld } =
+    recordedWrites(suite);
 
-beforeAll(async () => {
-  // medusa-config.ts reads the merchant's credentials when Medusa's runner loads it (after this hook).
-  ({ sandbox, merchant } = await startSandboxForMedusa(WEBHOOK_SECRET));
-});
+  const merchantClient = () =>
+    new PurchaseAuthClient({
+      baseUrl: sandbox().url,
+      clientId: merchant().clientId,
+      clientSecret: merchant().clientSecret,
+      scope: merchant().scope,
+    });
+  const failWrites = (kind: "unavailable" | "rate_limited") =>
+    sandbox().injectFault({ kind, match: { method: "POST", path: "/manage/orders/" }, count: null });
 
-afterAll(async () => {
-  await sandbox?.close();
-});
+  /** An order captured in full (79.60) by the admin. */
+  async function capturedOrder(email: string) {
+    const { orderId } = await placeOrder(shop(), email);
+    const placed = await paymentOf(orderId);
+    const captured = await api.post(`/admin/payments/${placed.id}/capture`, {}, { headers: shop().admin });
+    expect(captured.status).toBe(200);
+    return { orderId, placed, serviceOrderId: String(placed.data.order_id) };
+  }
 
-medusaIntegrationTestRunner({
-  dbName: DB_NAME,
-  cwd: process.cwd(),
-  testSuite: ({ api: untypedApi, getContainer }) => {
-    const api = untypedApi as unknown as Api & { defaults: { baseURL: string } };
-    let shop: Shop;
-    const container = () => getContainer() as MedusaContainer;
-    const { serviceOrderOf, paymentOf, runJob, transactionsOf, pg, rowsOf, crashDuring, withWebhooksHeld } =
-      recordedWrites({
-        container,
-        shop: () => shop,
-        sandbox: () => sandbox,
-        merchant: () => merchant,
-        dbName: DB_NAME,
-        webhookSecret: WEBHOOK_SECRET,
-        webhookUrl: () => webhookUrlOf(api),
-      });
+  /** Canceled in Medusa without refunding anything: the plugin's release job refunds it. */
+  const cancelInMedusaOnly = (orderId: string) =>
+    pg().raw(`update "order" set status = 'canceled', canceled_at = now() where id = ?`, [orderId]);
 
-    beforeAll(async () => {
-      ({ shop } = await openShop(api, container(), sandbox, merchant, WEBHOOK_SECRET));
+  /** A first run whose redo fails (the service refusing order writes for now): the row stays set aside. */
+  async function failedRedo(
+    kind: "unavailable" | "rate_limited",
+    paymentId: string,
+    table: "capture" | "refund",
+  ) {
+    failWrites(kind);
+    try {
+      expect((await runJob()).resent).toEqual([]);
+    } finally {
+      sandbox().clearFaults();
+    }
+    expect(await rowsOf(table, paymentId, true)).toBe(1);
+  }
+
+  describe("a refund the plugin recorded itself, killed before it was sent", () => {
+    it("is counted once after its redo, though a follow gave it a transaction first", async () => {
+      const { orderId, placed, serviceOrderId } = await capturedOrder("plugin-refund@example.com");
+      await crashDuring("refund", placed.id, 20, RECORDED_BY_PLUGIN);
+      // A follow of the service (a webhook, the job) gives the plugin's rows their transactions.
+      await followServiceOrder(container(), serviceOrderId);
+      expect(await transactionsOf(orderId, "refund")).toEqual([-20]);
+
+      expect((await runJob()).resent).toEqual([placed.id]);
+      expect(serviceOrderOf(placed).refundedAmount).toBe("20.00");
+      // The row set aside no longer counts; the redo's row does.
+      expect(await transactionsOf(orderId, "refund")).toEqual([-20]);
+      await expectMedusaMatchesService(shop(), orderId);
     });
 
-    const merchantClient = () =>
-      new PurchaseAuthClient({
-        baseUrl: sandbox.url,
-        clientId: merchant.clientId,
-        clientSecret: merchant.clientSecret,
-        scope: merchant.scope,
+    it("is not counted for a redo the service never took, though a follow gave its row a transaction", async () => {
+      const { orderId, placed, serviceOrderId } = await capturedOrder("plugin-refund-redo@example.com");
+      await crashDuring("refund", placed.id, 20, RECORDED_BY_PLUGIN);
+      // The redo's send fails, and every read of the order is held: the job's, then the
+      // provider's, with the redo's row recorded by Medusa.
+      failWrites("unavailable");
+      sandbox().injectFault({
+        kind: "latency",
+        match: { method: "GET", path: "/manage/orders/" },
+        count: null,
+        latencyMs: 5_000,
       });
-    const failWrites = (kind: "unavailable" | "rate_limited") =>
-      sandbox.injectFault({ kind, match: { method: "POST", path: "/manage/orders/" }, count: null });
-
-    /** An order captured in full (79.60) by the admin. */
-    async function capturedOrder(email: string) {
-      const { orderId } = await placeOrder(shop, email);
-      const placed = await paymentOf(orderId);
-      const captured = await api.post(`/admin/payments/${placed.id}/capture`, {}, { headers: shop.admin });
-      expect(captured.status).toBe(200);
-      return { orderId, placed, serviceOrderId: String(placed.data.order_id) };
-    }
-
-    /** Canceled in Medusa without refunding anything: the plugin's release job refunds it. */
-    const cancelInMedusaOnly = (orderId: string) =>
-      pg().raw(`update "order" set status = 'canceled', canceled_at = now() where id = ?`, [orderId]);
-
-    /** A first run whose redo fails (the service refusing order writes for now): the row stays set aside. */
-    async function failedRedo(
-      kind: "unavailable" | "rate_limited",
-      paymentId: string,
-      table: "capture" | "refund",
-    ) {
-      failWrites(kind);
       try {
-        expect((await runJob()).resent).toEqual([]);
-      } finally {
-        sandbox.clearFaults();
-      }
-      expect(await rowsOf(table, paymentId, true)).toBe(1);
-    }
-
-    describe("a refund the plugin recorded itself, killed before it was sent", () => {
-      it("is counted once after its redo, though a follow gave it a transaction first", async () => {
-        const { orderId, placed, serviceOrderId } = await capturedOrder("plugin-refund@example.com");
-        await crashDuring("refund", placed.id, 20, RECORDED_BY_PLUGIN);
-        // A follow of the service (a webhook, the job) gives the plugin's rows their transactions.
-        await followServiceOrder(container(), serviceOrderId);
-        expect(await transactionsOf(orderId, "refund")).toEqual([-20]);
-
-        expect((await runJob()).resent).toEqual([placed.id]);
-        expect(serviceOrderOf(placed).refundedAmount).toBe("20.00");
-        // The row set aside no longer counts; the redo's row does.
-        expect(await transactionsOf(orderId, "refund")).toEqual([-20]);
-        await expectMedusaMatchesService(shop, orderId);
-      });
-
-      it("is not counted for a redo the service never took, though a follow gave its row a transaction", async () => {
-        const { orderId, placed, serviceOrderId } = await capturedOrder("plugin-refund-redo@example.com");
-        await crashDuring("refund", placed.id, 20, RECORDED_BY_PLUGIN);
-        // The redo's send fails, and every read of the order is held: the job's, then the
-        // provider's, with the redo's row recorded by Medusa.
+        const job = runJob();
+        // The row set aside and the redo's recorded, its provider call held: a follow meanwhile.
+        await eventually(
+          async () =>
+            (await rowsOf("refund", placed.id, true)) === 1 && (await rowsOf("refund", placed.id)) === 1
+              ? true
+              : undefined,
+          60_000,
+        );
+        // Reads answer at once from here (the provider's is held already); writes still fail.
+        sandbox().clearFaults();
         failWrites("unavailable");
-        sandbox.injectFault({
-          kind: "latency",
-          match: { method: "GET", path: "/manage/orders/" },
-          count: null,
-          latencyMs: 5_000,
-        });
-        try {
-          const job = runJob();
-          // The row set aside and the redo's recorded, its provider call held: a follow meanwhile.
-          await eventually(
-            async () =>
-              (await rowsOf("refund", placed.id, true)) === 1 && (await rowsOf("refund", placed.id)) === 1
-                ? true
-                : undefined,
-            60_000,
-          );
-          // Reads answer at once from here (the provider's is held already); writes still fail.
-          sandbox.clearFaults();
-          failWrites("unavailable");
-          await followServiceOrder(container(), serviceOrderId);
-          expect((await job).resent).toEqual([]);
-        } finally {
-          sandbox.clearFaults();
-        }
-        // The redo failed; Medusa removed its row: the order counts no refund.
-        expect(serviceOrderOf(placed).refundedAmount).toBe("0.00");
-        expect(await rowsOf("refund", placed.id)).toBe(0);
-        expect(await transactionsOf(orderId, "refund")).toEqual([]);
-
-        expect((await runJob()).resent).toEqual([placed.id]);
-        expect(serviceOrderOf(placed).refundedAmount).toBe("20.00");
-        expect(await transactionsOf(orderId, "refund")).toEqual([-20]);
-        await expectMedusaMatchesService(shop, orderId);
-      });
-
-      it("leaves a refund the service made meanwhile its own amount", async () => {
-        const { orderId, placed, serviceOrderId } = await capturedOrder("plugin-refund-beside@example.com");
-        await crashDuring("refund", placed.id, 20, RECORDED_BY_PLUGIN);
-        await withWebhooksHeld(async () => {
-          await failedRedo("rate_limited", placed.id, "refund");
-          // The merchant refunds 5 at the service directly; a follow (its webhook) records it.
-          await merchantClient().orders.refund(
-            serviceOrderId,
-            { amount: "5.00" },
-            { idempotencyKey: randomUUID() },
-          );
-          await followServiceOrder(container(), serviceOrderId);
-          // Medusa's workflow gives every row without a transaction the redo's amount: not this one.
-          expect((await runJob()).resent).toEqual([placed.id]);
-        });
-        expect(serviceOrderOf(placed).refundedAmount).toBe("25.00");
-        expect(await transactionsOf(orderId, "refund")).toEqual([-20, -5]);
-        await expectMedusaMatchesService(shop, orderId);
-      });
-    });
-
-    describe("a canceled order's refund, killed before it was sent", () => {
-      it("is counted once when the release refunds the order while the row is set aside", async () => {
-        const { orderId, placed } = await capturedOrder("canceled-release@example.com");
-        await cancelInMedusaOnly(orderId);
-        await crashDuring("refund", placed.id, 79.6, RECORDED_BY_PLUGIN);
-        await withWebhooksHeld(async () => {
-          await failedRedo("unavailable", placed.id, "refund");
-          // The next run (its clock not past the grace of the release's new row): the release
-          // refunds what Medusa shows unrefunded, and the row set aside is taken as done by it.
-          await runJob(true);
-        });
-        expect(serviceOrderOf(placed).refundedAmount).toBe("79.60");
-        expect(await rowsOf("refund", placed.id, true)).toBe(0);
-        expect(await transactionsOf(orderId, "refund")).toEqual([-79.6]);
-        await runJob();
-        expect(await transactionsOf(orderId, "refund")).toEqual([-79.6]);
-        await expectMedusaMatchesService(shop, orderId);
-      });
-
-      it("is counted once when the job stopped between setting it aside and its transactions", async () => {
-        const { orderId, placed, serviceOrderId } = await capturedOrder("canceled-set-aside-cut@example.com");
-        await cancelInMedusaOnly(orderId);
-        await crashDuring("refund", placed.id, 79.6, RECORDED_BY_PLUGIN);
-        await withWebhooksHeld(async () => {
-          await followServiceOrder(container(), serviceOrderId); // the row gets its transaction
-          expect(await transactionsOf(orderId, "refund")).toEqual([-79.6]);
-          // A job killed right after it set the row aside, before anything else.
-          await pg().raw(`update refund set deleted_at = now() where payment_id = ? and deleted_at is null`, [
-            placed.id,
-          ]);
-          await runJob(true);
-        });
-        // The service's refund webhook, followed.
         await followServiceOrder(container(), serviceOrderId);
-        expect(serviceOrderOf(placed).refundedAmount).toBe("79.60");
-        expect(await transactionsOf(orderId, "refund")).toEqual([-79.6]);
-        await expectMedusaMatchesService(shop, orderId);
-      });
+        expect((await job).resent).toEqual([]);
+      } finally {
+        sandbox().clearFaults();
+      }
+      // The redo failed; Medusa removed its row: the order counts no refund.
+      expect(serviceOrderOf(placed).refundedAmount).toBe("0.00");
+      expect(await rowsOf("refund", placed.id)).toBe(0);
+      expect(await transactionsOf(orderId, "refund")).toEqual([]);
 
-      it("counts as done when Medusa's workflow fails after the refund was sent and recorded", async () => {
-        const { orderId, placed } = await capturedOrder("canceled-redo-credit-line@example.com");
-        await cancelInMedusaOnly(orderId);
-        await crashDuring("refund", placed.id, 79.6, RECORDED_BY_PLUGIN);
-        const logger = container().resolve(ContainerRegistrationKeys.LOGGER);
-        const errors: string[] = [];
-        const logError = logger.error;
-        logger.error = (message: string, ...rest: unknown[]) => {
-          errors.push(String(message));
-          return logError.call(logger, message, ...(rest as []));
-        };
-        try {
-          // Medusa's refund workflow refuses a canceled order's credit line after the refund step.
-          expect((await runJob()).resent).toEqual([placed.id]);
-        } finally {
-          logger.error = logError;
-        }
-        expect(serviceOrderOf(placed).refundedAmount).toBe("79.60");
-        expect(errors.filter((line) => line.includes("does not take"))).toEqual([]);
-        expect(await transactionsOf(orderId, "refund")).toEqual([-79.6]);
-        await expectMedusaMatchesService(shop, orderId);
-      });
+      expect((await runJob()).resent).toEqual([placed.id]);
+      expect(serviceOrderOf(placed).refundedAmount).toBe("20.00");
+      expect(await transactionsOf(orderId, "refund")).toEqual([-20]);
+      await expectMedusaMatchesService(shop(), orderId);
     });
 
-    describe("Medusa's own capture, killed before it was sent", () => {
-      it("leaves the capture the service made meanwhile, which a follow recorded, counted", async () => {
-        const { orderId } = await placeOrder(shop, "admin-capture-beside@example.com");
-        const placed = await paymentOf(orderId);
-        const serviceOrderId = String(placed.data.order_id);
-        await crashDuring("capture", placed.id, 30);
-        await withWebhooksHeld(async () => {
-          await failedRedo("rate_limited", placed.id, "capture");
-          // The 30 reaches the service another way (a redo whose answer was lost, or the merchant);
-          // the follow of its webhook records it.
-          await merchantClient().orders.capture(
-            serviceOrderId,
-            { amount: "30.00" },
-            { idempotencyKey: randomUUID() },
-          );
-          await followServiceOrder(container(), serviceOrderId);
-          await runJob(true);
-          await runJob();
-        });
-        expect(serviceOrderOf(placed).capturedAmount).toBe("30.00");
-        expect(await rowsOf("capture", placed.id, true)).toBe(0);
-        expect(await transactionsOf(orderId, "capture")).toEqual([30]);
-        await expectMedusaMatchesService(shop, orderId);
+    it("leaves a refund the service made meanwhile its own amount", async () => {
+      const { orderId, placed, serviceOrderId } = await capturedOrder("plugin-refund-beside@example.com");
+      await crashDuring("refund", placed.id, 20, RECORDED_BY_PLUGIN);
+      await withWebhooksHeld(async () => {
+        await failedRedo("rate_limited", placed.id, "refund");
+        // The merchant refunds 5 at the service directly; a follow (its webhook) records it.
+        await merchantClient().orders.refund(
+          serviceOrderId,
+          { amount: "5.00" },
+          { idempotencyKey: randomUUID() },
+        );
+        await followServiceOrder(container(), serviceOrderId);
+        // Medusa's workflow gives every row without a transaction the redo's amount: not this one.
+        expect((await runJob()).resent).toEqual([placed.id]);
       });
+      expect(serviceOrderOf(placed).refundedAmount).toBe("25.00");
+      expect(await transactionsOf(orderId, "refund")).toEqual([-20, -5]);
+      await expectMedusaMatchesService(shop(), orderId);
     });
-  },
+  });
+
+  describe("a canceled order's refund, killed before it was sent", () => {
+    it("is counted once when the release refunds the order while the row is set aside", async () => {
+      const { orderId, placed } = await capturedOrder("canceled-release@example.com");
+      await cancelInMedusaOnly(orderId);
+      await crashDuring("refund", placed.id, 79.6, RECORDED_BY_PLUGIN);
+      await withWebhooksHeld(async () => {
+        await failedRedo("unavailable", placed.id, "refund");
+        // The next run (its clock not past the grace of the release's new row): the release
+        // refunds what Medusa shows unrefunded, and the row set aside is taken as done by it.
+        await runJob(true);
+      });
+      expect(serviceOrderOf(placed).refundedAmount).toBe("79.60");
+      expect(await rowsOf("refund", placed.id, true)).toBe(0);
+      expect(await transactionsOf(orderId, "refund")).toEqual([-79.6]);
+      await runJob();
+      expect(await transactionsOf(orderId, "refund")).toEqual([-79.6]);
+      await expectMedusaMatchesService(shop(), orderId);
+    });
+
+    it("is counted once when the job stopped between setting it aside and its transactions", async () => {
+      const { orderId, placed, serviceOrderId } = await capturedOrder("canceled-set-aside-cut@example.com");
+      await cancelInMedusaOnly(orderId);
+      await crashDuring("refund", placed.id, 79.6, RECORDED_BY_PLUGIN);
+      await withWebhooksHeld(async () => {
+        await followServiceOrder(container(), serviceOrderId); // the row gets its transaction
+        expect(await transactionsOf(orderId, "refund")).toEqual([-79.6]);
+        // A job killed right after it set the row aside, before anything else.
+        await pg().raw(`update refund set deleted_at = now() where payment_id = ? and deleted_at is null`, [
+          placed.id,
+        ]);
+        await runJob(true);
+      });
+      // The service's refund webhook, followed.
+      await followServiceOrder(container(), serviceOrderId);
+      expect(serviceOrderOf(placed).refundedAmount).toBe("79.60");
+      expect(await transactionsOf(orderId, "refund")).toEqual([-79.6]);
+      await expectMedusaMatchesService(shop(), orderId);
+    });
+
+    it("counts as done when Medusa's workflow fails after the refund was sent and recorded", async () => {
+      const { orderId, placed } = await capturedOrder("canceled-redo-credit-line@example.com");
+      await cancelInMedusaOnly(orderId);
+      await crashDuring("refund", placed.id, 79.6, RECORDED_BY_PLUGIN);
+      const logger = container().resolve(ContainerRegistrationKeys.LOGGER);
+      const errors: string[] = [];
+      const logError = logger.error;
+      logger.error = (message: string, ...rest: unknown[]) => {
+        errors.push(String(message));
+        return logError.call(logger, message, ...(rest as []));
+      };
+      try {
+        // Medusa's refund workflow refuses a canceled order's credit line after the refund step.
+        expect((await runJob()).resent).toEqual([placed.id]);
+      } finally {
+        logger.error = logError;
+      }
+      expect(serviceOrderOf(placed).refundedAmount).toBe("79.60");
+      expect(errors.filter((line) => line.includes("does not take"))).toEqual([]);
+      expect(await transactionsOf(orderId, "refund")).toEqual([-79.6]);
+      await expectMedusaMatchesService(shop(), orderId);
+    });
+  });
+
+  describe("Medusa's own capture, killed before it was sent", () => {
+    it("leaves the capture the service made meanwhile, which a follow recorded, counted", async () => {
+      const { orderId } = await placeOrder(shop(), "admin-capture-beside@example.com");
+      const placed = await paymentOf(orderId);
+      const serviceOrderId = String(placed.data.order_id);
+      await crashDuring("capture", placed.id, 30);
+      await withWebhooksHeld(async () => {
+        await failedRedo("rate_limited", placed.id, "capture");
+        // The 30 reaches the service another way (a redo whose answer was lost, or the merchant);
+        // the follow of its webhook records it.
+        await merchantClient().orders.capture(
+          serviceOrderId,
+          { amount: "30.00" },
+          { idempotencyKey: randomUUID() },
+        );
+        await followServiceOrder(container(), serviceOrderId);
+        await runJob(true);
+        await runJob();
+      });
+      expect(serviceOrderOf(placed).capturedAmount).toBe("30.00");
+      expect(await rowsOf("capture", placed.id, true)).toBe(0);
+      expect(await transactionsOf(orderId, "capture")).toEqual([30]);
+      await expectMedusaMatchesService(shop(), orderId);
+    });
+  });
 });

@@ -1,14 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
-import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
 import { TestDatabaseUtils } from "@medusajs/test-utils";
 import { RECORDED_WRITE_GRACE_MS, reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
-import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { expect } from "vitest";
-import { orderWithPayments, type Shop } from "./checkout";
+import { orderWithPayments } from "./checkout";
 import { holdWebhooks } from "./hold-webhooks";
+import type { ShopSuite } from "./shop-suite";
 import { eventually } from "./store-api";
 
 // What the tests of captures and refunds Medusa recorded but never sent (a store killed between its
@@ -21,16 +20,8 @@ export const RECORDED_BY_PLUGIN = "purchase-auth";
 
 const CHILD = fileURLToPath(new URL("./payment-module-process.cjs", import.meta.url));
 
-export interface RecordedWritesWorld {
-  container: () => MedusaContainer;
-  shop: () => Shop;
-  sandbox: () => SandboxServer;
-  merchant: () => MerchantCredentials;
-  dbName: string;
-  webhookSecret: string;
-  /** Where the store's webhooks go when they are not held. */
-  webhookUrl: () => string;
-}
+/** What the tools need of the file's suite (shop-suite.ts). */
+export type RecordedWritesWorld = Omit<ShopSuite, "api">;
 
 export function recordedWrites(world: RecordedWritesWorld) {
   const { container } = world;
