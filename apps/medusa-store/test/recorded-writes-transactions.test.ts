@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
+import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
 import { PurchaseAuthClient } from "@purchase-auth/core";
 import { followServiceOrder } from "@purchase-auth/medusa/workflows";
 import { describe, expect, it } from "vitest";
@@ -56,6 +56,23 @@ shopSuite("recorded-writes-transactions", (suite) => {
       sandbox().clearFaults();
     }
     expect(await rowsOf(table, paymentId, true)).toBe(1);
+  }
+
+  /** The lines Medusa's logger got at `level` while `work` ran (passed on as well). */
+  async function logged(level: "warn" | "error", work: () => Promise<void>): Promise<string[]> {
+    const logger = container().resolve(ContainerRegistrationKeys.LOGGER);
+    const lines: string[] = [];
+    const original = logger[level];
+    logger[level] = (message: string, ...rest: unknown[]) => {
+      lines.push(String(message));
+      return original.call(logger, message, ...(rest as []));
+    };
+    try {
+      await work();
+    } finally {
+      logger[level] = original;
+    }
+    return lines;
   }
 
   describe("a refund the plugin recorded itself, killed before it was sent", () => {
@@ -178,19 +195,10 @@ shopSuite("recorded-writes-transactions", (suite) => {
       const { orderId, placed } = await capturedOrder("canceled-redo-credit-line@example.com");
       await cancelInMedusaOnly(orderId);
       await crashDuring("refund", placed.id, 79.6, RECORDED_BY_PLUGIN);
-      const logger = container().resolve(ContainerRegistrationKeys.LOGGER);
-      const errors: string[] = [];
-      const logError = logger.error;
-      logger.error = (message: string, ...rest: unknown[]) => {
-        errors.push(String(message));
-        return logError.call(logger, message, ...(rest as []));
-      };
-      try {
-        // Medusa's refund workflow refuses a canceled order's credit line after the refund step.
+      // Medusa's refund workflow refuses a canceled order's credit line after the refund step.
+      const errors = await logged("error", async () => {
         expect((await runJob()).resent).toEqual([placed.id]);
-      } finally {
-        logger.error = logError;
-      }
+      });
       expect(serviceOrderOf(placed).refundedAmount).toBe("79.60");
       expect(errors.filter((line) => line.includes("does not take"))).toEqual([]);
       expect(await transactionsOf(orderId, "refund")).toEqual([-79.6]);
@@ -220,6 +228,66 @@ shopSuite("recorded-writes-transactions", (suite) => {
       expect(serviceOrderOf(placed).capturedAmount).toBe("30.00");
       expect(await rowsOf("capture", placed.id, true)).toBe(0);
       expect(await transactionsOf(orderId, "capture")).toEqual([30]);
+      await expectMedusaMatchesService(shop(), orderId);
+    });
+  });
+
+  describe("Medusa's own writes, killed before they were sent", () => {
+    it("two captures: each done again on its own and counted at its own amount", async () => {
+      const { orderId } = await placeOrder(shop(), "two-captures@example.com");
+      const placed = await paymentOf(orderId);
+      await withWebhooksHeld(async () => {
+        await crashDuring("capture", placed.id, 30);
+        await crashDuring("capture", placed.id, 20);
+        expect(await rowsOf("capture", placed.id)).toBe(2);
+        // Both set aside, the older one done again: the service captures its 30 only.
+        expect((await runJob()).resent).toEqual([placed.id]);
+        expect(serviceOrderOf(placed).capturedAmount).toBe("30.00");
+        expect(await rowsOf("capture", placed.id, true)).toBe(1);
+        expect((await runJob()).resent).toEqual([placed.id]);
+      });
+      expect(serviceOrderOf(placed).capturedAmount).toBe("50.00");
+      expect(await transactionsOf(orderId, "capture")).toEqual([20, 30]);
+      await expectMedusaMatchesService(shop(), orderId);
+    });
+
+    it("a refund whose redo Medusa's workflow failed after it was sent (an order change pending) is counted", async () => {
+      const { orderId, placed } = await capturedOrder("refund-pending-change@example.com");
+      await crashDuring("refund", placed.id, 20);
+      // A return, claim, exchange or order edit the merchant has begun and not confirmed: Medusa's
+      // refund workflow refuses its credit line after the refund step.
+      await container()
+        .resolve(Modules.ORDER)
+        .createOrderChange({ order_id: orderId, change_type: "edit" } as never);
+      const warnings = await logged("warn", async () => {
+        expect((await runJob()).resent).toEqual([placed.id]);
+      });
+      expect(
+        warnings.filter(
+          (line) => line.includes("Medusa recorded it") && line.includes("workflow then failed"),
+        ),
+      ).toEqual([expect.stringContaining("existing active order change")]);
+      expect(serviceOrderOf(placed).refundedAmount).toBe("20.00");
+      expect(await rowsOf("refund", placed.id)).toBe(1);
+      expect(await transactionsOf(orderId, "refund")).toEqual([-20]);
+    });
+
+    it("a redo stopped after its refund was sent, before its transaction, is counted by the next run", async () => {
+      const { orderId, placed } = await capturedOrder("redo-stopped-mid-workflow@example.com");
+      await crashDuring("refund", placed.id, 20);
+      // What a job stopped inside its redo leaves: the row set aside, and the redo's row recorded
+      // and sent by the payment module (Medusa's refund step), its workflow stopped before the
+      // order transaction.
+      await pg().raw(`update refund set deleted_at = now() where payment_id = ? and deleted_at is null`, [
+        placed.id,
+      ]);
+      await container().resolve(Modules.PAYMENT).refundPayment({ payment_id: placed.id, amount: 20 });
+      expect(serviceOrderOf(placed).refundedAmount).toBe("20.00");
+      await runJob();
+      expect(await rowsOf("refund", placed.id, true)).toBe(0);
+      expect(await rowsOf("refund", placed.id)).toBe(1);
+      expect(serviceOrderOf(placed).refundedAmount).toBe("20.00");
+      expect(await transactionsOf(orderId, "refund")).toEqual([-20]);
       await expectMedusaMatchesService(shop(), orderId);
     });
   });

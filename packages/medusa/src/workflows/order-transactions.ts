@@ -29,9 +29,15 @@ import { knexOf, orderOfPaymentCollection } from "./lookups";
 
 /**
  * Brings the order transactions of payment `paymentId`'s order in line with its captures and
- * refunds: none for a row set aside or gone, one for each row the plugin recorded.
+ * refunds: none for a row set aside or gone, one for each row the plugin recorded, and one for
+ * `redo`, the row of the job's redo whose workflow did not give it its own (it failed after the
+ * service took the redo, or its process stopped before).
  */
-export async function recordOrderTransactions(container: MedusaContainer, paymentId: string): Promise<void> {
+export async function recordOrderTransactions(
+  container: MedusaContainer,
+  paymentId: string,
+  redo?: { kind: "capture" | "refund"; id: string },
+): Promise<void> {
   // A payment module run without Medusa's order module (its tests) links no order's transactions.
   const orders = container.resolve<IOrderModuleService | undefined>(Modules.ORDER, {
     allowUnregistered: true,
@@ -44,7 +50,7 @@ export async function recordOrderTransactions(container: MedusaContainer, paymen
   const orderId = await orderOfPaymentCollection(container, payment.payment_collection_id);
   if (!orderId) return;
   await dropTransactionsOfRowsGone(container, orders, orderId);
-  await giveOwnRowsTheirTransactions(orders, payments, orderId, paymentId);
+  await giveRowsTheirTransactions(orders, payments, orderId, paymentId, redo);
 }
 
 /**
@@ -78,12 +84,13 @@ async function dropTransactionsOfRowsGone(
   if (gone.length > 0) await orders.softDeleteOrderTransactions(gone.map((transaction) => transaction.id));
 }
 
-/** Gives each capture and refund the plugin recorded for the payment its order transaction. */
-async function giveOwnRowsTheirTransactions(
+/** Gives each capture and refund the plugin recorded for the payment (and `redo`) its order transaction. */
+async function giveRowsTheirTransactions(
   orders: IOrderModuleService,
   payments: IPaymentModuleService,
   orderId: string,
   paymentId: string,
+  redo: { kind: "capture" | "refund"; id: string } | undefined,
 ): Promise<void> {
   const payment = await payments.retrievePayment(paymentId, {
     select: ["id", "currency_code"],
@@ -91,16 +98,17 @@ async function giveOwnRowsTheirTransactions(
   });
   const amountOf = (row: { raw_amount?: unknown; amount: unknown }) =>
     (row.raw_amount ?? row.amount) as BigNumberInput;
-  const ours = (row: { created_by?: string | null }) => row.created_by === RECORDED_BY_PLUGIN;
+  const ours = (kind: "capture" | "refund") => (row: { id: string; created_by?: string | null }) =>
+    row.created_by === RECORDED_BY_PLUGIN || (redo?.kind === kind && redo.id === row.id);
   const rows: CreateOrderTransactionDTO[] = [
-    ...(payment.captures ?? []).filter(ours).map((capture) => ({
+    ...(payment.captures ?? []).filter(ours("capture")).map((capture) => ({
       order_id: orderId,
       amount: amountOf(capture),
       currency_code: payment.currency_code,
       reference: "capture",
       reference_id: capture.id,
     })),
-    ...(payment.refunds ?? []).filter(ours).map((refund) => ({
+    ...(payment.refunds ?? []).filter(ours("refund")).map((refund) => ({
       order_id: orderId,
       amount: MathBN.mult(amountOf(refund), -1),
       currency_code: payment.currency_code,

@@ -21,8 +21,9 @@ import {
 } from "./recorded-writes-given-up";
 import {
   amountOf,
+  liveRows,
   type Recorded,
-  redoneSince,
+  redoRowOf,
   removeSetAside,
   setAsideNow,
   setAsideRow,
@@ -170,10 +171,12 @@ async function takeOldestUnsent(
   if (!orderId) return undefined;
   return await withAdvisoryLock(knexOf(container), orderLockName(orderId), async () => {
     const setAside = await setAsideRow(container, row.id);
-    if (setAside && (await redoneSince(container, row.id, setAside))) {
+    const redo = setAside && (await redoRowOf(container, row.id, setAside));
+    if (setAside && redo) {
       // Its redo was recorded, and the process died before removing it: never sent a second time.
-      await removeSetAside(container, setAside);
-      await recordOrderTransactions(container, row.id);
+      // Nor perhaps before Medusa's workflow gave the redo's row its transaction.
+      await removeSetAside(container, row.id, setAside);
+      await recordOrderTransactions(container, row.id, { kind: setAside.kind, id: redo });
     } else if (setAside) {
       // Given up on before: the candidate query read it again, so a person cleared the flag.
       await restartIfUnflagged(container, row.id, setAside);
@@ -191,18 +194,19 @@ async function takeOldestUnsent(
     const order = await purchaseAuthProvider(container, row.provider_id).serviceOrder(stored.data);
     if (!order) return undefined;
     // Captures first: a refund needs the money captured.
-    const capture = oldestUnsent(captures, toCents(order.capturedAmount));
-    const refund = oldestUnsent(refunds, toCents(order.refundedAmount));
-    const unsent: Unsent | undefined = capture
-      ? { kind: "capture", row: capture }
-      : refund
-        ? { kind: "refund", row: refund }
-        : undefined;
-    if (unsent === undefined) {
+    const captured = unsentRows(captures, toCents(order.capturedAmount));
+    const kind = captured.length > 0 ? "capture" : "refund";
+    const unsent = captured.length > 0 ? captured : unsentRows(refunds, toCents(order.refundedAmount));
+    if (unsent.length === 0) {
       await followServicePayment(container, row);
       return undefined;
     }
-    return await setAsideForRedo(container, row.id, unsent);
+    // Every one of them: the redo of the oldest then sends its own amount only, and Medusa's
+    // workflow finds no other row of it without a transaction to give the redo's amount. The
+    // others are done again by the next runs.
+    const [oldest, ...newer] = unsent.map((r) => ({ kind, row: r }) as const);
+    for (const other of newer) await setAsideNow(container, other);
+    return await setAsideForRedo(container, row.id, oldest!);
   });
 }
 
@@ -246,32 +250,38 @@ async function sendAgain(
     `purchase-auth: ${kind} ${row.id} of payment ${payment.id} (${amountOf(row)}) was recorded but never reached the service; sending it again`,
   );
   for (let tries = 1; ; tries++) {
-    const recordedBefore = await liveTotal(container, kind, payment.id);
+    const before = await liveRows(container, kind, payment.id);
     try {
       await runRedo(container, payment, unsent);
       break;
     } catch (error) {
       const message = (error as Error).message;
       // Not knowing the service's figures is a passing failure too (the service unreachable).
-      const fate = await redoFate(container, payment, unsent, recordedBefore).catch(() => "passing" as const);
-      if (fate === "recorded") {
-        // E.g. Medusa's refund workflow refusing a canceled order's credit line after the refund.
+      const fate = await redoFate(container, payment, unsent, before.ids).catch(
+        () => ({ kind: "passing" }) as const,
+      );
+      if (fate.kind === "recorded") {
+        // E.g. Medusa's refund workflow refusing a canceled order's credit line, or an order with a
+        // change in progress, after the refund: its compensation removed the row's transaction.
+        await withPaymentLock(container, payment.id, () =>
+          recordOrderTransactions(container, payment.id, { kind, id: fate.redo }),
+        );
         logger.warn(
-          `purchase-auth: ${kind} ${row.id} of payment ${payment.id} was sent again and Medusa recorded it, but its workflow then failed (${message}); it counts as done`,
+          `purchase-auth: ${kind} ${row.id} of payment ${payment.id} was sent again and Medusa recorded it (${fate.redo}), but its workflow then failed (${message}); it counts as done`,
         );
         break;
       }
       // Landed, its answer lost: once more at once, so Medusa records it (the provider sends
       // nothing: it counts as done) before a webhook's follow records it without its transaction.
-      if (fate === "landed" && tries === 1) continue;
-      if (fate !== "refused") {
+      if (fate.kind === "landed" && tries === 1) continue;
+      if (fate.kind !== "refused") {
         // A passing failure (WARN: an outage), or landed twice (ERROR: the service holds more than
         // Medusa shows): the row stays set aside, the next run repeats it, unless it is tried out.
         const failed = await recordFailure(container, unsent, message);
         if (triedOut(failed, now))
           return await giveUp(container, payment.id, unsent, amountOf(row), failed, now);
-        logger[fate === "landed" ? "error" : "warn"](
-          `purchase-auth: sending ${kind} ${row.id} of payment ${payment.id} again ${fate === "landed" ? "reached the service, but Medusa could not record it" : "failed"} (${message}); the next run repeats it (try ${counted.tries} since ${counted.first_tried_at})`,
+        logger[fate.kind === "landed" ? "error" : "warn"](
+          `purchase-auth: sending ${kind} ${row.id} of payment ${payment.id} again ${fate.kind === "landed" ? "reached the service, but Medusa could not record it" : "failed"} (${message}); the next run repeats it (try ${counted.tries} since ${counted.first_tried_at})`,
         );
         return false;
       }
@@ -281,7 +291,7 @@ async function sendAgain(
       break;
     }
   }
-  await removeSetAside(container, unsent);
+  await removeSetAside(container, payment.id, unsent);
   return true;
 }
 
@@ -309,60 +319,56 @@ async function runRedo(container: MedusaContainer, payment: PaymentRow, unsent: 
   });
 }
 
-/** What Medusa's live rows of the payment add up to, in cents. */
-async function liveTotal(
-  container: MedusaContainer,
-  kind: Unsent["kind"],
-  paymentId: string,
-): Promise<bigint> {
-  const { rows } = await knexOf(container).raw(
-    `select amount, raw_amount from ${kind} where payment_id = ? and deleted_at is null`,
-    [paymentId],
-  );
-  return toCentsRounded(sumExact((rows as unknown as Recorded[]).map(amountOf)));
-}
+/** How a redo that threw ended: `redo` is the row Medusa recorded for it and kept. */
+type RedoFate =
+  | { kind: "recorded"; redo: string }
+  | { kind: "landed" }
+  | { kind: "refused" }
+  | { kind: "passing" };
 
 /**
- * After a redo that threw: "recorded" when Medusa kept the redo's row (its live rows grew by the
- * amount since `recordedBefore`) and the service holds it (a step after the send failed), "landed"
- * when the service holds the row's amount beyond Medusa's records (its answer was lost, or Medusa's
- * workflow failed and removed its row), "refused" when the service's order cannot take it any more
- * (cancelled or expired, too little left), else "passing".
+ * After a redo that threw: "recorded" when Medusa kept a new row of the redo's amount (not among
+ * `before`, the live rows' ids before it) and the service holds what Medusa records (a step after
+ * the send failed), "landed" when the service holds the row's amount beyond Medusa's records (its
+ * answer was lost, or Medusa's workflow failed and removed its row), "refused" when the service's
+ * order cannot take it any more (cancelled or expired, too little left), else "passing".
  */
 async function redoFate(
   container: MedusaContainer,
   payment: PaymentRow,
   unsent: Unsent,
-  recordedBefore: bigint,
-): Promise<"recorded" | "landed" | "refused" | "passing"> {
+  before: ReadonlySet<string>,
+): Promise<RedoFate> {
   const order = await purchaseAuthProvider(container, payment.provider_id).serviceOrder(payment.data);
-  if (!order) return "passing";
+  if (!order) return { kind: "passing" };
   const amount = toCentsRounded(amountOf(unsent.row));
-  const recorded = await liveTotal(container, unsent.kind, payment.id);
+  const live = await liveRows(container, unsent.kind, payment.id);
   const atService = toCents(unsent.kind === "capture" ? order.capturedAmount : order.refundedAmount);
-  if (recorded >= recordedBefore + amount && atService >= recorded) return "recorded";
-  if (atService >= recorded + amount) return "landed";
+  const redo = live.rows.find((r) => !before.has(r.id) && toCentsRounded(amountOf(r)) === amount);
+  if (redo && atService >= live.total) return { kind: "recorded", redo: redo.id };
+  if (atService >= live.total + amount) return { kind: "landed" };
   if (unsent.kind === "capture" && (order.status === "Cancelled" || order.status === "Expired"))
-    return "refused";
+    return { kind: "refused" };
   const left =
     unsent.kind === "capture"
       ? toCents(order.totalAmount) - toCents(order.capturedAmount) - toCents(order.cancelledAmount)
       : toCents(order.capturedAmount) - toCents(order.refundedAmount);
-  return left < amount ? "refused" : "passing";
+  return left < amount ? { kind: "refused" } : { kind: "passing" };
 }
 
 /**
- * The oldest of the newest rows whose sum lies above `atService` (those the service never got),
- * when Medusa's records exceed the service's by at least its amount (a cent of rounding aside): a
- * total that rounds a cent above the service's is no row never sent.
+ * The newest rows whose sum lies above `atService` (those the service never got), oldest first,
+ * when Medusa's records exceed the service's by at least the oldest one's amount (a cent of
+ * rounding aside): a total that rounds a cent above the service's is no row never sent.
  */
-function oldestUnsent(rows: Recorded[], atService: bigint): Recorded | undefined {
+function unsentRows(rows: Recorded[], atService: bigint): Recorded[] {
   const ordered = [...rows].sort(
     (a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || (a.id < b.id ? -1 : 1),
   );
   const total = (list: Recorded[]) => toCentsRounded(sumExact(list.map(amountOf)));
   const gap = total(ordered) - atService;
-  let oldest: Recorded | undefined;
-  while (ordered.length > 0 && total(ordered) > atService) oldest = ordered.pop();
-  return oldest !== undefined && gap + 1n >= toCentsRounded(amountOf(oldest)) ? oldest : undefined;
+  const unsent: Recorded[] = [];
+  while (ordered.length > 0 && total(ordered) > atService) unsent.unshift(ordered.pop()!);
+  const oldest = unsent[0];
+  return oldest !== undefined && gap + 1n >= toCentsRounded(amountOf(oldest)) ? unsent : [];
 }

@@ -35,7 +35,7 @@ export function amountOf(row: Recorded): string {
 
 /**
  * Sets the row aside (soft-deletes it), stamped with this process's clock, the clock Medusa stamps
- * the redo's row with (see redoneSince); a row already set aside gets a fresh stamp.
+ * the redo's row with (see redoRowOf); a row already set aside gets a fresh stamp.
  */
 export async function setAsideNow(container: MedusaContainer, unsent: Unsent): Promise<Unsent> {
   const at = new Date();
@@ -61,27 +61,59 @@ export async function setAsideRow(
 }
 
 /**
- * True when Medusa recorded a row of the same kind and amount within minutes after `unsent` was
+ * The id of the row Medusa recorded, of the same kind and amount, within minutes after `unsent` was
  * last set aside: its redo (Medusa's workflow records a new row, then the provider sends it).
  */
-export async function redoneSince(
+export async function redoRowOf(
   container: MedusaContainer,
   paymentId: string,
   unsent: Unsent,
-): Promise<boolean> {
+): Promise<string | undefined> {
   const from = new Date(unsent.row.deleted_at ?? 0);
   const { rows } = await knexOf(container).raw(
-    `select amount, raw_amount from ${unsent.kind}
-     where payment_id = ? and deleted_at is null and created_at >= ? and created_at < ?`,
+    `select id, amount, raw_amount from ${unsent.kind}
+     where payment_id = ? and deleted_at is null and created_at >= ? and created_at < ?
+     order by created_at, id`,
     [paymentId, from, new Date(from.getTime() + REDO_RECORDED_WITHIN_MS)],
   );
   const amount = toCentsRounded(amountOf(unsent.row));
-  return (rows as unknown as Recorded[]).some((r) => toCentsRounded(amountOf(r)) === amount);
+  return (rows as unknown as Recorded[]).find((r) => toCentsRounded(amountOf(r)) === amount)?.id;
 }
 
-/** The row set aside, removed for good once its redo settled. */
-export async function removeSetAside(container: MedusaContainer, unsent: Unsent): Promise<void> {
+/** The payment's live rows of `kind`: their ids and what they add up to, in cents. */
+export async function liveRows(
+  container: MedusaContainer,
+  kind: Unsent["kind"],
+  paymentId: string,
+): Promise<{ ids: Set<string>; total: bigint; rows: Recorded[] }> {
+  const { rows } = await knexOf(container).raw(
+    `select id, amount, raw_amount, created_at from ${kind} where payment_id = ? and deleted_at is null`,
+    [paymentId],
+  );
+  const recorded = rows as unknown as Recorded[];
+  return {
+    ids: new Set(recorded.map((r) => r.id)),
+    total: toCentsRounded(sumExact(recorded.map(amountOf))),
+    rows: recorded,
+  };
+}
+
+/**
+ * The row set aside, removed for good once its redo settled. The payment's other rows set aside
+ * get a fresh stamp: the redo's row was recorded after their stamps, and must not be taken for
+ * theirs (see redoRowOf) when its amount is the same.
+ */
+export async function removeSetAside(
+  container: MedusaContainer,
+  paymentId: string,
+  unsent: Unsent,
+): Promise<void> {
   await knexOf(container).raw(`delete from ${unsent.kind} where id = ? and deleted_at is not null`, [
     unsent.row.id,
   ]);
+  for (const kind of ["capture", "refund"] as const)
+    await knexOf(container).raw(
+      `update ${kind} set deleted_at = ? where payment_id = ? and deleted_at is not null`,
+      [new Date(), paymentId],
+    );
 }
