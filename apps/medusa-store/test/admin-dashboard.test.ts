@@ -2,16 +2,14 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { createUserAccountWorkflow } from "@medusajs/medusa/core-flows";
-import { medusaIntegrationTestRunner } from "@medusajs/test-utils";
-import type { MerchantCredentials, SandboxServer } from "@purchase-auth/sandbox";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PURCHASE_AUTH_PROVIDER_ID, type SeededStore, seedStore } from "../src/scripts/seed-store";
-import { cartWithCollection, customerWithToken, type Shop } from "./support/checkout";
+import { PURCHASE_AUTH_PROVIDER_ID } from "../src/scripts/seed-store";
+import { cartWithCollection, customerWithToken } from "./support/checkout";
 import { ensureDashboardBuild, serveDashboard } from "./support/dashboard";
 import { draftOrder } from "./support/orders";
-import { startSandboxForMedusa } from "./support/sandbox-env";
-import { type Api, eventually, loginAdmin } from "./support/store-api";
+import { shopSuite } from "./support/shop-suite";
+import { type Api, eventually } from "./support/store-api";
 
 // Issue 13, item 4, in the real Medusa admin dashboard (the 2.21.2 build with the plugin's
 // extensions) in Debian's Chromium: the customer page lists the stored tokens with their status read
@@ -23,20 +21,12 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SCREENSHOTS = join(process.cwd(), "test", "screenshots");
 const ADMIN = { email: "dashboard@example.com", password: "dashboard horse battery staple" };
 
-let sandbox: SandboxServer;
-let merchant: MerchantCredentials;
 let dashboardBuild: string;
 
 beforeAll(async () => {
-  // medusa-config.ts reads the merchant's credentials when Medusa's runner loads it (after this hook).
-  ({ sandbox, merchant } = await startSandboxForMedusa("whsec-dashboard"));
   // `medusa build --admin-only` when the plugin's extensions are newer than the last build.
   dashboardBuild = await ensureDashboardBuild();
 }, 600_000);
-
-afterAll(async () => {
-  await sandbox?.close();
-});
 
 /** An admin user the browser can log in as (the dashboard's email and password form). */
 async function createDashboardUser(api: Api, container: MedusaContainer) {
@@ -57,278 +47,261 @@ async function logIn(page: Page, dashboardUrl: string) {
   await page.waitForURL((url) => !url.pathname.startsWith("/app/login"));
 }
 
-medusaIntegrationTestRunner({
-  dbName: "purchase-auth-medusa-dashboard",
-  cwd: process.cwd(),
-  testSuite: ({ api: untypedApi, getContainer }) => {
-    const api = untypedApi as unknown as Api & { defaults: { baseURL: string } };
-    let shop: Shop;
-    let seeded: SeededStore;
-    let customer: { customerId: string; customerToken: string; headers: Record<string, string> };
-    let orderId: string;
-    let declinedOrderId: string;
-    let dashboard: Awaited<ReturnType<typeof serveDashboard>>;
-    let browser: Browser;
+// No webhooks from the sandbox until the beforeAll sets them, for the payment declined by webhook.
+shopSuite("admin-dashboard", { webhooks: false }, (suite) => {
+  const { api, container, sandbox, merchant, shop, store, setWebhooks } = suite;
+  let customer: { customerId: string; customerToken: string; headers: Record<string, string> };
+  let orderId: string;
+  let declinedOrderId: string;
+  let dashboard: Awaited<ReturnType<typeof serveDashboard>>;
+  let browser: Browser;
 
-    async function placeOrder(headers: Record<string, string>) {
-      const { cartId, collectionId } = await cartWithCollection(shop, headers);
-      await api.post(
-        `/store/payment-collections/${collectionId}/payment-sessions`,
-        { provider_id: PURCHASE_AUTH_PROVIDER_ID, data: {} },
-        { headers },
-      );
-      const completed = await api.post<{ type: string; order: { id: string } }>(
-        `/store/carts/${cartId}/complete`,
-        {},
-        { headers },
-      );
-      expect(completed.data.type).toBe("order");
-      return completed.data.order.id;
-    }
+  async function placeOrder(headers: Record<string, string>) {
+    const { cartId, collectionId } = await cartWithCollection(shop(), headers);
+    await api.post(
+      `/store/payment-collections/${collectionId}/payment-sessions`,
+      { provider_id: PURCHASE_AUTH_PROVIDER_ID, data: {} },
+      { headers },
+    );
+    const completed = await api.post<{ type: string; order: { id: string } }>(
+      `/store/carts/${cartId}/complete`,
+      {},
+      { headers },
+    );
+    expect(completed.data.type).toBe("order");
+    return completed.data.order.id;
+  }
 
-    beforeAll(async () => {
-      const container = getContainer() as MedusaContainer;
-      const store = await seedStore(container);
-      seeded = store;
-      const admin = await loginAdmin(api, container);
-      await createDashboardUser(api, container);
-      shop = {
-        api,
-        sandbox,
-        merchantId: merchant.merchantId,
-        admin,
-        publishableKey: store.publishableKey,
-        regionId: store.regionId,
-        variantId: store.variantId,
-        shippingOptionId: store.shippingOptionId,
-      };
-      // A customer with a stored token pays 79.60 EUR; the merchant captures 30.25 of it.
-      customer = await customerWithToken(shop, "dashboard-customer@example.com");
-      orderId = await placeOrder(customer.headers);
-      const { data } = await api.get<{
-        order: { payment_collections: Array<{ payments: Array<{ id: string }> }> };
-      }>(`/admin/orders/${orderId}?fields=*payment_collections.payments`, { headers: admin });
-      const paymentId = data.order.payment_collections[0]!.payments[0]!.id;
-      await api.post(`/admin/payments/${paymentId}/capture`, { amount: 30.25 }, { headers: admin });
+  beforeAll(async () => {
+    const { admin } = shop();
+    await createDashboardUser(api, container());
+    // A customer with a stored token pays 79.60 EUR; the merchant captures 30.25 of it.
+    customer = await customerWithToken(shop(), "dashboard-customer@example.com");
+    orderId = await placeOrder(customer.headers);
+    const { data } = await api.get<{
+      order: { payment_collections: Array<{ payments: Array<{ id: string }> }> };
+    }>(`/admin/orders/${orderId}?fields=*payment_collections.payments`, { headers: admin });
+    const paymentId = data.order.payment_collections[0]!.payments[0]!.id;
+    await api.post(`/admin/payments/${paymentId}/capture`, { amount: 30.25 }, { headers: admin });
 
-      // Another customer's payment is answered 202 and declined later (no funds), by webhook.
-      sandbox.setWebhooks({
-        merchantId: merchant.merchantId,
-        urls: [`${api.defaults.baseURL}/hooks/payment/purchase-auth_purchase-auth`],
-        secrets: ["whsec-dashboard"],
-      });
-      const declining = await customerWithToken(shop, "dashboard-declined@example.com", {
-        needsChallenge: true,
-        funds: "1.00",
-      });
-      declinedOrderId = await placeOrder(declining.headers);
-      await sandbox.settle();
-      await eventually(async () => {
-        const { data: view } = await api.get<{
-          purchase_auth_payments: Array<{ recorded: { failure_reason: string | null } }>;
-        }>(`/admin/orders/${declinedOrderId}/purchase-auth`, { headers: admin });
-        return view.purchase_auth_payments[0]?.recorded.failure_reason ?? undefined;
-      });
-
-      dashboard = await serveDashboard(dashboardBuild, api.defaults.baseURL);
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-          "--no-first-run",
-        ],
-      });
-      mkdirSync(SCREENSHOTS, { recursive: true });
+    // Another customer's payment is answered 202 and declined later (no funds), by webhook.
+    setWebhooks();
+    const declining = await customerWithToken(shop(), "dashboard-declined@example.com", {
+      needsChallenge: true,
+      funds: "1.00",
+    });
+    declinedOrderId = await placeOrder(declining.headers);
+    await sandbox().settle();
+    await eventually(async () => {
+      const { data: view } = await api.get<{
+        purchase_auth_payments: Array<{ recorded: { failure_reason: string | null } }>;
+      }>(`/admin/orders/${declinedOrderId}/purchase-auth`, { headers: admin });
+      return view.purchase_auth_payments[0]?.recorded.failure_reason ?? undefined;
     });
 
-    afterAll(async () => {
-      await browser?.close();
-      await dashboard?.close();
+    dashboard = await serveDashboard(dashboardBuild, api.defaults.baseURL);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
     });
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
 
-    const serviceOrder = () => {
-      const [paid] = sandbox.authorizations({
-        merchantId: merchant.merchantId,
-        customerToken: customer.customerToken,
-      });
-      return sandbox.orders().find((o) => o.orderId === paid?.orderId);
-    };
+  afterAll(async () => {
+    await browser?.close();
+    await dashboard?.close();
+  });
 
-    describe("the admin routes behind the widgets", () => {
-      it("list the customer's tokens with their status read from the service", async () => {
-        const { data } = await api.get<{ customer_tokens: Array<Record<string, unknown>> }>(
-          `/admin/customers/${customer.customerId}/purchase-auth-tokens?live=true`,
-          { headers: shop.admin },
-        );
-        expect(data.customer_tokens).toEqual([
-          expect.objectContaining({
-            customer_token: customer.customerToken,
-            currency: "EUR",
-            provider_id: PURCHASE_AUTH_PROVIDER_ID,
-            live_status: "Active",
-            live_error: null,
-          }),
-        ]);
-      });
+  const serviceOrder = () => {
+    const [paid] = sandbox().authorizations({
+      merchantId: merchant().merchantId,
+      customerToken: customer.customerToken,
+    });
+    return sandbox()
+      .orders()
+      .find((o) => o.orderId === paid?.orderId);
+  };
 
-      it("give the service's view of the order's payment, equal to the sandbox's order", async () => {
-        const { data } = await api.get<{ purchase_auth_payments: Array<Record<string, unknown>> }>(
-          `/admin/orders/${orderId}/purchase-auth`,
-          { headers: shop.admin },
-        );
-        const held = serviceOrder()!;
-        expect(held).toMatchObject({ capturedAmount: "30.25", totalAmount: "79.60" });
-        expect(data.purchase_auth_payments).toHaveLength(1);
-        expect(data.purchase_auth_payments[0]).toMatchObject({
+  describe("the admin routes behind the widgets", () => {
+    it("list the customer's tokens with their status read from the service", async () => {
+      const { data } = await api.get<{ customer_tokens: Array<Record<string, unknown>> }>(
+        `/admin/customers/${customer.customerId}/purchase-auth-tokens?live=true`,
+        { headers: shop().admin },
+      );
+      expect(data.customer_tokens).toEqual([
+        expect.objectContaining({
+          customer_token: customer.customerToken,
+          currency: "EUR",
           provider_id: PURCHASE_AUTH_PROVIDER_ID,
-          service_error: null,
-          service_order: {
-            orderId: held.orderId,
-            status: held.status,
-            totalAmount: "79.60",
-            capturedAmount: "30.25",
-            refundedAmount: "0.00",
-            cancelledAmount: held.cancelledAmount,
-          },
-          medusa: { kind: "payment", amount: "79.6", currency_code: "eur" },
-        });
-      });
+          live_status: "Active",
+          live_error: null,
+        }),
+      ]);
+    });
 
-      it("refuse callers who are not logged in as an admin user", async () => {
-        const anonymous = await api.get(`/admin/orders/${orderId}/purchase-auth`, {
-          validateStatus: () => true,
-        });
-        expect(anonymous.status).toBe(401);
+    it("give the service's view of the order's payment, equal to the sandbox's order", async () => {
+      const { data } = await api.get<{ purchase_auth_payments: Array<Record<string, unknown>> }>(
+        `/admin/orders/${orderId}/purchase-auth`,
+        { headers: shop().admin },
+      );
+      const held = serviceOrder()!;
+      expect(held).toMatchObject({ capturedAmount: "30.25", totalAmount: "79.60" });
+      expect(data.purchase_auth_payments).toHaveLength(1);
+      expect(data.purchase_auth_payments[0]).toMatchObject({
+        provider_id: PURCHASE_AUTH_PROVIDER_ID,
+        service_error: null,
+        service_order: {
+          orderId: held.orderId,
+          status: held.status,
+          totalAmount: "79.60",
+          capturedAmount: "30.25",
+          refundedAmount: "0.00",
+          cancelledAmount: held.cancelledAmount,
+        },
+        medusa: { kind: "payment", amount: "79.6", currency_code: "eur" },
       });
     });
 
-    describe("the widgets in the dashboard, in Chromium", () => {
-      it("the customer page shows the stored token Active at the service; attach and remove work", async () => {
-        const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
-        await logIn(page, dashboard.url);
-        await page.goto(`${dashboard.url}/app/customers/${customer.customerId}`);
-        const widget = page.getByTestId("purchase-auth-customer-tokens");
-        const rows = widget.getByTestId("purchase-auth-token");
-        await expect.poll(() => rows.count(), { timeout: 60_000 }).toBe(1);
-        expect(await rows.first().textContent()).toContain(customer.customerToken.slice(-4));
-        expect(await rows.first().getByTestId("purchase-auth-token-status").textContent()).toBe("Active");
-        await widget.scrollIntoViewIfNeeded();
-        await page.screenshot({ path: join(SCREENSHOTS, "customer-tokens.png"), fullPage: true });
-
-        // An unknown token is refused with the service's reason, shown in the widget.
-        await widget.locator("#purchase-auth-new-token").fill("11111111-2222-4333-8444-555555555555");
-        await widget.getByRole("button", { name: "Attach" }).click();
-        await expect
-          .poll(() => widget.getByTestId("purchase-auth-action-error").textContent())
-          .toMatch(/does not know this customer token/);
-
-        // A second token, revoked at the service after it is attached: listed with its live status.
-        const second = sandbox.createCustomerToken({ merchantId: merchant.merchantId }).customerToken;
-        await widget.locator("#purchase-auth-new-token").fill(second);
-        await widget.getByRole("button", { name: "Attach" }).click();
-        await expect.poll(() => rows.count()).toBe(2);
-        sandbox.setCustomerTokenStatus(second, "Revoked");
-        await widget.getByRole("button", { name: "Refresh" }).click();
-        const secondRow = rows.filter({ hasText: second.slice(-4) });
-        await expect
-          .poll(() => secondRow.getByTestId("purchase-auth-token-status").textContent())
-          .toBe("Revoked");
-        await page.screenshot({ path: join(SCREENSHOTS, "customer-tokens-attached.png"), fullPage: true });
-
-        // Remove it (confirmed in Medusa's prompt): gone from Medusa, cancelled at the service.
-        await secondRow.getByRole("button", { name: "Remove" }).click();
-        await page.getByRole("button", { name: "Remove", exact: true }).last().click();
-        await expect.poll(() => rows.count()).toBe(1);
-        const { data } = await api.get<{ customer_tokens: Array<{ customer_token: string }> }>(
-          `/admin/customers/${customer.customerId}/purchase-auth-tokens`,
-          { headers: shop.admin },
-        );
-        expect(data.customer_tokens.map((t) => t.customer_token)).toEqual([customer.customerToken]);
-        await page.close();
+    it("refuse callers who are not logged in as an admin user", async () => {
+      const anonymous = await api.get(`/admin/orders/${orderId}/purchase-auth`, {
+        validateStatus: () => true,
       });
-
-      it("the draft order page charges the customer's saved payment method once, then places the order", async () => {
-        const draftId = await draftOrder(
-          api,
-          shop.admin,
-          seeded,
-          customer.customerId,
-          "dashboard-customer@example.com",
-        );
-        const charges = () =>
-          sandbox.authorizations({ merchantId: merchant.merchantId, customerToken: customer.customerToken });
-        const before = charges().length;
-        const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
-        await logIn(page, dashboard.url);
-        await page.goto(`${dashboard.url}/app/draft-orders/${draftId}`);
-        const widget = page.getByTestId("purchase-auth-draft-charge");
-        await widget.getByRole("button", { name: "Charge the customer's saved payment method" }).click();
-        const outcome = widget.getByTestId("purchase-auth-draft-charge-outcome");
-        await expect.poll(() => outcome.getAttribute("data-tone"), { timeout: 60_000 }).toBe("done");
-        expect(await outcome.textContent()).toMatch(/^Charged \d+\.\d{2} EUR\. The draft is now an order\./);
-        await page.screenshot({ path: join(SCREENSHOTS, "draft-order-charged.png"), fullPage: true });
-        expect(charges()).toHaveLength(before + 1);
-        const [charged] = charges().slice(-1);
-        expect(await outcome.textContent()).toContain(`Charged ${charged!.amount} EUR`);
-
-        // Pressed again (a double click, a second tab): the first charge is reported, none is added.
-        await widget.getByRole("button", { name: "Charge the customer's saved payment method" }).click();
-        await expect.poll(() => outcome.textContent()).toContain(`Charged ${charged!.amount} EUR`);
-        expect(charges()).toHaveLength(before + 1);
-        const { data } = await api.get<{ order: { is_draft_order: boolean; status: string } }>(
-          `/admin/orders/${draftId}?fields=is_draft_order,status`,
-          { headers: shop.admin },
-        );
-        expect(data.order).toMatchObject({ is_draft_order: false });
-        await page.close();
-      });
-
-      it("the order page shows the service's view of the payment: 30.25 EUR captured of 79.60", async () => {
-        const page = await browser.newPage({ viewport: { width: 1440, height: 1400 } });
-        await logIn(page, dashboard.url);
-        await page.goto(`${dashboard.url}/app/orders/${orderId}`);
-        const widget = page.getByTestId("purchase-auth-order");
-        const held = serviceOrder()!;
-        await expect
-          .poll(() => widget.getByTestId("purchase-auth-captured").textContent(), { timeout: 60_000 })
-          .toBe(`${held.capturedAmount} EUR`);
-        expect(held.capturedAmount).toBe("30.25");
-        expect(await widget.getByTestId("purchase-auth-total").textContent()).toBe("79.60 EUR");
-        expect(await widget.getByTestId("purchase-auth-medusa-amount").textContent()).toBe("79.60 EUR");
-        expect(await widget.getByTestId("purchase-auth-refunded").textContent()).toBe("0.00 EUR");
-        expect(await widget.getByTestId("purchase-auth-service-status").textContent()).toBe(held.status);
-        expect(await widget.getByTestId("purchase-auth-decline").count()).toBe(0);
-        await widget.scrollIntoViewIfNeeded();
-        await page.screenshot({ path: join(SCREENSHOTS, "order-payment.png"), fullPage: true });
-        await page.close();
-      });
-
-      it("the order page shows an asynchronous decline with its reason", async () => {
-        const page = await browser.newPage({ viewport: { width: 1440, height: 1400 } });
-        await logIn(page, dashboard.url);
-        await page.goto(`${dashboard.url}/app/orders/${declinedOrderId}`);
-        const widget = page.getByTestId("purchase-auth-order");
-        await expect
-          .poll(() => widget.getByTestId("purchase-auth-decline").textContent(), { timeout: 60_000 })
-          .toBe("Declined: PAYMENT_METHOD_NO_FUNDS: The payment method has insufficient funds.");
-        expect(await widget.getByTestId("purchase-auth-recorded-state").textContent()).toMatch(
-          /^failed \(session .*no payment yet\)/,
-        );
-        expect(await widget.getByTestId("purchase-auth-service-status").textContent()).toBe(
-          "No order at the service",
-        );
-        expect(await widget.getByTestId("purchase-auth-medusa-amount").textContent()).toBe("79.60 EUR");
-        expect(await widget.getByTestId("purchase-auth-total").textContent()).toBe("–");
-        expect(await widget.getByTestId("purchase-auth-captured").textContent()).toBe("–");
-        await widget.scrollIntoViewIfNeeded();
-        await page.screenshot({ path: join(SCREENSHOTS, "order-declined.png"), fullPage: true });
-        await page.close();
-      });
+      expect(anonymous.status).toBe(401);
     });
-  },
+  });
+
+  describe("the widgets in the dashboard, in Chromium", () => {
+    it("the customer page shows the stored token Active at the service; attach and remove work", async () => {
+      const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
+      await logIn(page, dashboard.url);
+      await page.goto(`${dashboard.url}/app/customers/${customer.customerId}`);
+      const widget = page.getByTestId("purchase-auth-customer-tokens");
+      const rows = widget.getByTestId("purchase-auth-token");
+      await expect.poll(() => rows.count(), { timeout: 60_000 }).toBe(1);
+      expect(await rows.first().textContent()).toContain(customer.customerToken.slice(-4));
+      expect(await rows.first().getByTestId("purchase-auth-token-status").textContent()).toBe("Active");
+      await widget.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(SCREENSHOTS, "customer-tokens.png"), fullPage: true });
+
+      // An unknown token is refused with the service's reason, shown in the widget.
+      await widget.locator("#purchase-auth-new-token").fill("11111111-2222-4333-8444-555555555555");
+      await widget.getByRole("button", { name: "Attach" }).click();
+      await expect
+        .poll(() => widget.getByTestId("purchase-auth-action-error").textContent())
+        .toMatch(/does not know this customer token/);
+
+      // A second token, revoked at the service after it is attached: listed with its live status.
+      const second = sandbox().createCustomerToken({ merchantId: merchant().merchantId }).customerToken;
+      await widget.locator("#purchase-auth-new-token").fill(second);
+      await widget.getByRole("button", { name: "Attach" }).click();
+      await expect.poll(() => rows.count()).toBe(2);
+      sandbox().setCustomerTokenStatus(second, "Revoked");
+      await widget.getByRole("button", { name: "Refresh" }).click();
+      const secondRow = rows.filter({ hasText: second.slice(-4) });
+      await expect
+        .poll(() => secondRow.getByTestId("purchase-auth-token-status").textContent())
+        .toBe("Revoked");
+      await page.screenshot({ path: join(SCREENSHOTS, "customer-tokens-attached.png"), fullPage: true });
+
+      // Remove it (confirmed in Medusa's prompt): gone from Medusa, cancelled at the service.
+      await secondRow.getByRole("button", { name: "Remove" }).click();
+      await page.getByRole("button", { name: "Remove", exact: true }).last().click();
+      await expect.poll(() => rows.count()).toBe(1);
+      const { data } = await api.get<{ customer_tokens: Array<{ customer_token: string }> }>(
+        `/admin/customers/${customer.customerId}/purchase-auth-tokens`,
+        { headers: shop().admin },
+      );
+      expect(data.customer_tokens.map((t) => t.customer_token)).toEqual([customer.customerToken]);
+      await page.close();
+    });
+
+    it("the draft order page charges the customer's saved payment method once, then places the order", async () => {
+      const draftId = await draftOrder(
+        api,
+        shop().admin,
+        store(),
+        customer.customerId,
+        "dashboard-customer@example.com",
+      );
+      const charges = () =>
+        sandbox().authorizations({
+          merchantId: merchant().merchantId,
+          customerToken: customer.customerToken,
+        });
+      const before = charges().length;
+      const page = await browser.newPage({ viewport: { width: 1440, height: 1100 } });
+      await logIn(page, dashboard.url);
+      await page.goto(`${dashboard.url}/app/draft-orders/${draftId}`);
+      const widget = page.getByTestId("purchase-auth-draft-charge");
+      await widget.getByRole("button", { name: "Charge the customer's saved payment method" }).click();
+      const outcome = widget.getByTestId("purchase-auth-draft-charge-outcome");
+      await expect.poll(() => outcome.getAttribute("data-tone"), { timeout: 60_000 }).toBe("done");
+      expect(await outcome.textContent()).toMatch(/^Charged \d+\.\d{2} EUR\. The draft is now an order\./);
+      await page.screenshot({ path: join(SCREENSHOTS, "draft-order-charged.png"), fullPage: true });
+      expect(charges()).toHaveLength(before + 1);
+      const [charged] = charges().slice(-1);
+      expect(await outcome.textContent()).toContain(`Charged ${charged!.amount} EUR`);
+
+      // Pressed again (a double click, a second tab): the first charge is reported, none is added.
+      await widget.getByRole("button", { name: "Charge the customer's saved payment method" }).click();
+      await expect.poll(() => outcome.textContent()).toContain(`Charged ${charged!.amount} EUR`);
+      expect(charges()).toHaveLength(before + 1);
+      const { data } = await api.get<{ order: { is_draft_order: boolean; status: string } }>(
+        `/admin/orders/${draftId}?fields=is_draft_order,status`,
+        { headers: shop().admin },
+      );
+      expect(data.order).toMatchObject({ is_draft_order: false });
+      await page.close();
+    });
+
+    it("the order page shows the service's view of the payment: 30.25 EUR captured of 79.60", async () => {
+      const page = await browser.newPage({ viewport: { width: 1440, height: 1400 } });
+      await logIn(page, dashboard.url);
+      await page.goto(`${dashboard.url}/app/orders/${orderId}`);
+      const widget = page.getByTestId("purchase-auth-order");
+      const held = serviceOrder()!;
+      await expect
+        .poll(() => widget.getByTestId("purchase-auth-captured").textContent(), { timeout: 60_000 })
+        .toBe(`${held.capturedAmount} EUR`);
+      expect(held.capturedAmount).toBe("30.25");
+      expect(await widget.getByTestId("purchase-auth-total").textContent()).toBe("79.60 EUR");
+      expect(await widget.getByTestId("purchase-auth-medusa-amount").textContent()).toBe("79.60 EUR");
+      expect(await widget.getByTestId("purchase-auth-refunded").textContent()).toBe("0.00 EUR");
+      expect(await widget.getByTestId("purchase-auth-service-status").textContent()).toBe(held.status);
+      expect(await widget.getByTestId("purchase-auth-decline").count()).toBe(0);
+      await widget.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(SCREENSHOTS, "order-payment.png"), fullPage: true });
+      await page.close();
+    });
+
+    it("the order page shows an asynchronous decline with its reason", async () => {
+      const page = await browser.newPage({ viewport: { width: 1440, height: 1400 } });
+      await logIn(page, dashboard.url);
+      await page.goto(`${dashboard.url}/app/orders/${declinedOrderId}`);
+      const widget = page.getByTestId("purchase-auth-order");
+      await expect
+        .poll(() => widget.getByTestId("purchase-auth-decline").textContent(), { timeout: 60_000 })
+        .toBe("Declined: PAYMENT_METHOD_NO_FUNDS: The payment method has insufficient funds.");
+      expect(await widget.getByTestId("purchase-auth-recorded-state").textContent()).toMatch(
+        /^failed \(session .*no payment yet\)/,
+      );
+      expect(await widget.getByTestId("purchase-auth-service-status").textContent()).toBe(
+        "No order at the service",
+      );
+      expect(await widget.getByTestId("purchase-auth-medusa-amount").textContent()).toBe("79.60 EUR");
+      expect(await widget.getByTestId("purchase-auth-total").textContent()).toBe("–");
+      expect(await widget.getByTestId("purchase-auth-captured").textContent()).toBe("–");
+      await widget.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(SCREENSHOTS, "order-declined.png"), fullPage: true });
+      await page.close();
+    });
+  });
 });
