@@ -57,13 +57,15 @@ shopSuite("recorded-writes-crash", (suite) => {
       expect((await runJob()).resent).toEqual([placed.id]);
       expect(serviceOrderOf(placed).capturedAmount).toBe("30.00");
       // As the job leaves it when killed between the redo and removing the row it set aside: the
-      // row again, set aside just before the redo's row was recorded.
+      // row again, set aside and its try begun just before the redo's row was recorded.
       await pg().raw(
         `insert into capture
          select (jsonb_populate_record(null::capture, to_jsonb(c) || jsonb_build_object(
            'id', c.id || '_set_aside',
            'created_at', c.created_at - interval '20 minutes',
-           'deleted_at', c.created_at - interval '1 second'))).*
+           'deleted_at', c.created_at - interval '1 second',
+           'metadata', jsonb_build_object('purchase_auth_redo', jsonb_build_object('tries', 1,
+             'redo_started_at', to_jsonb(c.created_at - interval '1 second') #>> '{}'))))).*
          from capture c where c.payment_id = ? and c.deleted_at is null`,
         [placed.id],
       );

@@ -251,6 +251,30 @@ shopSuite("recorded-writes-transactions", (suite) => {
       await expectMedusaMatchesService(shop(), orderId);
     });
 
+    it("two captures of one amount: an admin's capture of it meanwhile is not taken for the second's redo", async () => {
+      const { orderId } = await placeOrder(shop(), "two-equal-captures@example.com");
+      const placed = await paymentOf(orderId);
+      await withWebhooksHeld(async () => {
+        await crashDuring("capture", placed.id, 20);
+        await crashDuring("capture", placed.id, 20);
+        expect((await runJob()).resent).toEqual([placed.id]);
+        expect(serviceOrderOf(placed).capturedAmount).toBe("20.00");
+        // The admin captures 20 more while the second one waits, set aside.
+        const captured = await api.post(
+          `/admin/payments/${placed.id}/capture`,
+          { amount: 20 },
+          { headers: shop().admin },
+        );
+        expect(captured.status).toBe(200);
+        expect(serviceOrderOf(placed).capturedAmount).toBe("40.00");
+        expect((await runJob()).resent).toEqual([placed.id]);
+      });
+      expect(serviceOrderOf(placed).capturedAmount).toBe("60.00");
+      expect(await rowsOf("capture", placed.id, true)).toBe(0);
+      expect(await transactionsOf(orderId, "capture")).toEqual([20, 20, 20]);
+      await expectMedusaMatchesService(shop(), orderId);
+    });
+
     it("a refund whose redo Medusa's workflow failed after it was sent (an order change pending) is counted", async () => {
       const { orderId, placed } = await capturedOrder("refund-pending-change@example.com");
       await crashDuring("refund", placed.id, 20);
@@ -275,12 +299,15 @@ shopSuite("recorded-writes-transactions", (suite) => {
     it("a redo stopped after its refund was sent, before its transaction, is counted by the next run", async () => {
       const { orderId, placed } = await capturedOrder("redo-stopped-mid-workflow@example.com");
       await crashDuring("refund", placed.id, 20);
-      // What a job stopped inside its redo leaves: the row set aside, and the redo's row recorded
-      // and sent by the payment module (Medusa's refund step), its workflow stopped before the
-      // order transaction.
-      await pg().raw(`update refund set deleted_at = now() where payment_id = ? and deleted_at is null`, [
-        placed.id,
-      ]);
+      // What a job stopped inside its redo leaves: the row set aside, its try begun, and the
+      // redo's row recorded and sent by the payment module (Medusa's refund step), its workflow
+      // stopped before the order transaction.
+      await pg().raw(
+        `update refund set deleted_at = now(), metadata = jsonb_build_object('purchase_auth_redo',
+           jsonb_build_object('tries', 1, 'redo_started_at', to_jsonb(now()) #>> '{}'))
+         where payment_id = ? and deleted_at is null`,
+        [placed.id],
+      );
       await container().resolve(Modules.PAYMENT).refundPayment({ payment_id: placed.id, amount: 20 });
       expect(serviceOrderOf(placed).refundedAmount).toBe("20.00");
       await runJob();

@@ -50,6 +50,11 @@ export interface RedoTries {
   last_error: string | null;
   /** Set when the pass gave up on it (ISO 8601). */
   given_up_at: string | null;
+  /**
+   * This process's clock as the last try began (ISO 8601), the clock Medusa stamps the redo's row
+   * with: only a row recorded after it can be the redo's (set-aside.ts, redoRowOf).
+   */
+  redo_started_at: string | null;
 }
 
 /** The candidate query's condition (payment `p`): not a payment given up on and still flagged. */
@@ -78,6 +83,7 @@ export function redoTriesOf(metadata: Record<string, unknown> | null | undefined
     first_tried_at: text(kept.first_tried_at),
     last_error: text(kept.last_error),
     given_up_at: text(kept.given_up_at),
+    redo_started_at: text(kept.redo_started_at),
   };
 }
 
@@ -108,15 +114,19 @@ async function mergeTries(
   return redoTriesOf(metadata);
 }
 
-/** Counts one more try of the row's redo, before it is made; the first stamps the pass's clock. */
+/**
+ * Counts one more try of the row's redo, before it is made; the first stamps the pass's clock, each
+ * this process's (redo_started_at).
+ */
 export async function countTry(container: MedusaContainer, unsent: SetAside, now: Date): Promise<RedoTries> {
   const tries = `metadata->'${REDO_TRIES_KEY}'->>'tries'`;
   return await mergeTries(
     container,
     unsent,
     `'tries', case when ${tries} ~ '^[0-9]+$' then (${tries})::int else 0 end + 1,
-     'first_tried_at', coalesce(metadata->'${REDO_TRIES_KEY}'->>'first_tried_at', ?::text)`,
-    [now.toISOString()],
+     'first_tried_at', coalesce(metadata->'${REDO_TRIES_KEY}'->>'first_tried_at', ?::text),
+     'redo_started_at', ?::text`,
+    [now.toISOString(), new Date().toISOString()],
   );
 }
 

@@ -21,6 +21,7 @@ import {
 } from "./recorded-writes-given-up";
 import {
   amountOf,
+  isRedoOf,
   liveRows,
   type Recorded,
   redoRowOf,
@@ -175,12 +176,14 @@ async function takeOldestUnsent(
     if (setAside && redo) {
       // Its redo was recorded, and the process died before removing it: never sent a second time.
       // Nor perhaps before Medusa's workflow gave the redo's row its transaction.
-      await removeSetAside(container, row.id, setAside);
+      await removeSetAside(container, setAside);
       await recordOrderTransactions(container, row.id, { kind: setAside.kind, id: redo });
+      // Others still wait: the oldest of them next run, before any newer one is looked for.
+      if (await setAsideRow(container, row.id)) return undefined;
     } else if (setAside) {
       // Given up on before: the candidate query read it again, so a person cleared the flag.
       await restartIfUnflagged(container, row.id, setAside);
-      return await setAsideForRedo(container, row.id, setAside);
+      return await setAsideForRedo(container, row.id, setAside.kind, [setAside.row]);
     }
     const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
     const stored = await payment.retrievePayment(row.id, {
@@ -204,25 +207,25 @@ async function takeOldestUnsent(
     // Every one of them: the redo of the oldest then sends its own amount only, and Medusa's
     // workflow finds no other row of it without a transaction to give the redo's amount. The
     // others are done again by the next runs.
-    const [oldest, ...newer] = unsent.map((r) => ({ kind, row: r }) as const);
-    for (const other of newer) await setAsideNow(container, other);
-    return await setAsideForRedo(container, row.id, oldest!);
+    return await setAsideForRedo(container, row.id, kind, unsent);
   });
 }
 
 /**
- * Sets the row aside, then brings the order's transactions in line before Medusa's workflow runs:
- * the row's own stops counting, and every row the plugin recorded has one (the workflow would give
- * a row without one the redo's amount). A crash between the two: the next run sets it aside again.
+ * Sets the rows aside, then brings the order's transactions in line before Medusa's workflow runs:
+ * theirs stop counting, and every row the plugin recorded has one (the workflow would give a row
+ * without one the redo's amount). A crash between the two: the next run sets the oldest aside
+ * again. Returns the oldest, the one to redo.
  */
 async function setAsideForRedo(
   container: MedusaContainer,
   paymentId: string,
-  unsent: Unsent,
+  kind: Unsent["kind"],
+  rows: Recorded[],
 ): Promise<Unsent> {
-  const aside = await setAsideNow(container, unsent);
+  await setAsideNow(container, kind, rows);
   await recordOrderTransactions(container, paymentId);
-  return aside;
+  return { kind, row: rows[0]! };
 }
 
 /**
@@ -291,7 +294,7 @@ async function sendAgain(
       break;
     }
   }
-  await removeSetAside(container, payment.id, unsent);
+  await removeSetAside(container, unsent);
   return true;
 }
 
@@ -344,7 +347,7 @@ async function redoFate(
   const amount = toCentsRounded(amountOf(unsent.row));
   const live = await liveRows(container, unsent.kind, payment.id);
   const atService = toCents(unsent.kind === "capture" ? order.capturedAmount : order.refundedAmount);
-  const redo = live.rows.find((r) => !before.has(r.id) && toCentsRounded(amountOf(r)) === amount);
+  const redo = live.rows.find((r) => !before.has(r.id) && isRedoOf(r, unsent.row));
   if (redo && atService >= live.total) return { kind: "recorded", redo: redo.id };
   if (atService >= live.total + amount) return { kind: "landed" };
   if (unsent.kind === "capture" && (order.status === "Cancelled" || order.status === "Expired"))

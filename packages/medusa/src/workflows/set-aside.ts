@@ -1,6 +1,8 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { sumExact, toCentsRounded } from "../providers/purchase-auth/amounts";
+import { RECORDED_BY_PLUGIN } from "../providers/purchase-auth/payment-module-records";
 import { knexOf } from "./lookups";
+import { redoTriesOf } from "./recorded-writes-given-up";
 
 // A capture or refund row the reconcile job does again (recorded-writes.ts) is first set aside:
 // soft-deleted, which Medusa itself never does to these rows, so Medusa's records no longer count it
@@ -34,13 +36,19 @@ export function amountOf(row: Recorded): string {
 }
 
 /**
- * Sets the row aside (soft-deletes it), stamped with this process's clock, the clock Medusa stamps
- * the redo's row with (see redoRowOf); a row already set aside gets a fresh stamp.
+ * Sets the rows aside (soft-deletes them), in one statement: a crash leaves all of them or none
+ * (a live one among them would get the redo's amount from Medusa's workflow). A row already set
+ * aside gets a fresh stamp.
  */
-export async function setAsideNow(container: MedusaContainer, unsent: Unsent): Promise<Unsent> {
-  const at = new Date();
-  await knexOf(container).raw(`update ${unsent.kind} set deleted_at = ? where id = ?`, [at, unsent.row.id]);
-  return { kind: unsent.kind, row: { ...unsent.row, deleted_at: at } };
+export async function setAsideNow(
+  container: MedusaContainer,
+  kind: Unsent["kind"],
+  rows: Recorded[],
+): Promise<void> {
+  await knexOf(container).raw(`update ${kind} set deleted_at = ? where id = any(?)`, [
+    new Date(),
+    rows.map((row) => row.id),
+  ]);
 }
 
 /** A row of the payment set aside by an earlier run (Medusa never soft-deletes these rows). */
@@ -61,23 +69,38 @@ export async function setAsideRow(
 }
 
 /**
- * The id of the row Medusa recorded, of the same kind and amount, within minutes after `unsent` was
- * last set aside: its redo (Medusa's workflow records a new row, then the provider sends it).
+ * The id of the row Medusa recorded for the last try of `unsent`'s redo: of its kind, amount and
+ * who, within minutes after the try began (Medusa's workflow records a new row, then the provider
+ * sends it). None for a row never tried: a row of the same amount recorded while it waited is
+ * someone else's.
  */
 export async function redoRowOf(
   container: MedusaContainer,
   paymentId: string,
   unsent: Unsent,
 ): Promise<string | undefined> {
-  const from = new Date(unsent.row.deleted_at ?? 0);
+  const started = redoTriesOf(unsent.row.metadata).redo_started_at;
+  if (!started) return undefined;
+  const from = new Date(started);
   const { rows } = await knexOf(container).raw(
-    `select id, amount, raw_amount from ${unsent.kind}
+    `select id, amount, raw_amount, created_by from ${unsent.kind}
      where payment_id = ? and deleted_at is null and created_at >= ? and created_at < ?
      order by created_at, id`,
     [paymentId, from, new Date(from.getTime() + REDO_RECORDED_WITHIN_MS)],
   );
-  const amount = toCentsRounded(amountOf(unsent.row));
-  return (rows as unknown as Recorded[]).find((r) => toCentsRounded(amountOf(r)) === amount)?.id;
+  return (rows as unknown as Recorded[]).find((r) => isRedoOf(r, unsent.row))?.id;
+}
+
+/**
+ * True when `row` has the amount and the who of `setAside`, as the redo's row does, or is the
+ * plugin's record of the service's figures (a follow of the redo that landed with its answer lost:
+ * redone once more, it would be sent twice).
+ */
+export function isRedoOf(row: Recorded, setAside: Recorded): boolean {
+  return (
+    toCentsRounded(amountOf(row)) === toCentsRounded(amountOf(setAside)) &&
+    ((row.created_by ?? null) === (setAside.created_by ?? null) || row.created_by === RECORDED_BY_PLUGIN)
+  );
 }
 
 /** The payment's live rows of `kind`: their ids and what they add up to, in cents. */
@@ -87,7 +110,7 @@ export async function liveRows(
   paymentId: string,
 ): Promise<{ ids: Set<string>; total: bigint; rows: Recorded[] }> {
   const { rows } = await knexOf(container).raw(
-    `select id, amount, raw_amount, created_at from ${kind} where payment_id = ? and deleted_at is null`,
+    `select id, amount, raw_amount, created_at, created_by from ${kind} where payment_id = ? and deleted_at is null`,
     [paymentId],
   );
   const recorded = rows as unknown as Recorded[];
@@ -98,22 +121,9 @@ export async function liveRows(
   };
 }
 
-/**
- * The row set aside, removed for good once its redo settled. The payment's other rows set aside
- * get a fresh stamp: the redo's row was recorded after their stamps, and must not be taken for
- * theirs (see redoRowOf) when its amount is the same.
- */
-export async function removeSetAside(
-  container: MedusaContainer,
-  paymentId: string,
-  unsent: Unsent,
-): Promise<void> {
+/** The row set aside, removed for good once its redo settled. */
+export async function removeSetAside(container: MedusaContainer, unsent: Unsent): Promise<void> {
   await knexOf(container).raw(`delete from ${unsent.kind} where id = ? and deleted_at is not null`, [
     unsent.row.id,
   ]);
-  for (const kind of ["capture", "refund"] as const)
-    await knexOf(container).raw(
-      `update ${kind} set deleted_at = ? where payment_id = ? and deleted_at is not null`,
-      [new Date(), paymentId],
-    );
 }
