@@ -362,7 +362,8 @@ async function redoFate(
 /**
  * The newest rows whose sum lies above `atService` (those the service never got), oldest first,
  * when Medusa's records exceed the service's by at least the oldest one's amount (a cent of
- * rounding aside): a total that rounds a cent above the service's is no row never sent.
+ * rounding aside): a total that rounds a cent above the service's is no row never sent. Only the
+ * oldest when they add up to more than the gap.
  */
 function unsentRows(rows: Recorded[], atService: bigint): Recorded[] {
   const ordered = [...rows].sort(
@@ -373,5 +374,8 @@ function unsentRows(rows: Recorded[], atService: bigint): Recorded[] {
   const unsent: Recorded[] = [];
   while (ordered.length > 0 && total(ordered) > atService) unsent.unshift(ordered.pop()!);
   const oldest = unsent[0];
-  return oldest !== undefined && gap + 1n >= toCentsRounded(amountOf(oldest)) ? unsent : [];
+  if (oldest === undefined || gap + 1n < toCentsRounded(amountOf(oldest))) return [];
+  // The service holds part of them (money moved outside Medusa): only the oldest, whose redo aims
+  // at the total, is set aside; setting aside one the service holds would have it sent again.
+  return total(unsent) > gap + 1n ? [oldest] : unsent;
 }
