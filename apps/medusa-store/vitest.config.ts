@@ -8,7 +8,11 @@ module.exports = {
     // Medusa's test runners register their suites through the global describe/beforeAll/...
     globals: true,
     globalSetup: ["./test/support/postgres.global-setup.ts"],
-    setupFiles: ["./test/support/database-env.ts", "./test/support/load-typescript-config.ts"],
+    setupFiles: [
+      "./test/support/database-env.ts",
+      "./test/support/load-typescript-config.ts",
+      "./test/support/database-template.ts",
+    ],
     testTimeout: 120_000,
     hookTimeout: 240_000,
   },

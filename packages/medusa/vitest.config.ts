@@ -9,6 +9,11 @@ module.exports = {
     globals: true,
     globalSetup: ["./test/support/postgres.global-setup.ts"],
     setupFiles: ["./test/support/database-env.ts"],
+    // Loading Medusa (@medusajs/framework, core-flows, the payment module) costs about 4 CPU seconds
+    // a process, more than most of these files' tests take: files share their worker's process, so
+    // it loads once a worker. Each file still has its own database, sandbox and module runner, and
+    // the runner starts and shuts the payment module down around every test.
+    isolate: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
