@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PURCHASE_AUTH_PROVIDER_ID } from "../src/scripts/seed-store";
+import { ADDRESS } from "./support/checkout";
 import { shopSuite } from "./support/shop-suite";
 import { eventually, registerCustomer } from "./support/store-api";
 
@@ -27,14 +28,7 @@ shopSuite("store-flow", ({ api, sandbox, merchant, shop, store }) => {
     );
     expect(attached.status).toBe(201);
 
-    const address = {
-      first_name: "Greta",
-      last_name: "Garbo",
-      address_1: "Drottninggatan 1",
-      city: "Stockholm",
-      country_code: "se",
-      postal_code: "11151",
-    };
+    const address = ADDRESS;
     const created = await api.post<{ cart: Cart }>(
       "/store/carts",
       {
