@@ -9,13 +9,14 @@ import {
 import { describe, expect, it } from "vitest";
 import {
   cartWithCollection,
+  checkoutWithAnswerLost,
   completeCart,
-  completeWithAnswerLost,
   customerWithToken,
   expectMedusaMatchesService,
   initiatePayment,
   orderOnceFollowed,
   orderWithPayments,
+  payAnewAfterRelease,
   placeOrder as placeOrderWith,
 } from "./support/checkout";
 import { holdWebhooks } from "./support/hold-webhooks";
@@ -228,32 +229,22 @@ shopSuite("lifecycle", { sandbox: { orderExpiryMs: ORDER_EXPIRY_MS } }, (suite) 
     });
 
     it("the reconciler settles an unknown outcome; re-initiating then pays anew", async () => {
-      const customer = await customerWithToken(shop(), "unknown@example.com");
-      const { cartId, collectionId } = await cartWithCollection(shop(), customer.headers);
-      expect((await initiatePayment(shop(), collectionId, customer.headers)).status).toBe(200);
-      const failed = await completeWithAnswerLost(shop(), cartId, customer.headers);
-      expect(failed.data.type).not.toBe("order");
-      const [held] = charged(customer.customerToken);
-      expect(held?.status).toBe("Succeeded"); // the service did authorize; Medusa does not know
+      // The service did authorize; Medusa does not know.
+      const checkout = await checkoutWithAnswerLost(shop(), "unknown@example.com", charged);
+      const { held } = checkout;
 
       const report = await reconcileUnknownOutcomes(container());
       expect(report.resolved).toHaveLength(1);
       expect(
         sandbox()
           .orders()
-          .find((o) => o.orderId === held!.orderId),
+          .find((o) => o.orderId === held.orderId),
       ).toMatchObject({
         status: "Cancelled",
         capturedAmount: "0.00",
       });
 
-      // The storefront re-initiates (Medusa deletes the settled session) and completes again.
-      expect((await initiatePayment(shop(), collectionId, customer.headers)).status).toBe(200);
-      const completed = await completeCart(shop(), cartId, customer.headers);
-      expect(completed.data.type).toBe("order");
-      expect(charged(customer.customerToken)).toHaveLength(2);
-      const { compared } = await expectMedusaMatchesService(shop(), completed.data.order!.id);
-      expect(compared.map((o) => o.status)).toEqual(["NotActivated"]);
+      await payAnewAfterRelease(shop(), checkout, charged);
     });
 
     it("deleting a customer detaches their tokens", async () => {

@@ -1,13 +1,6 @@
 import { reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
 import { describe, expect, it } from "vitest";
-import {
-  cartWithCollection,
-  completeCart,
-  completeWithAnswerLost,
-  customerWithToken,
-  expectMedusaMatchesService,
-  initiatePayment,
-} from "./support/checkout";
+import { checkoutWithAnswerLost, payAnewAfterRelease } from "./support/checkout";
 import { sessionsOf } from "./support/open-shop";
 import { shopSuite } from "./support/shop-suite";
 import { eventually } from "./support/store-api";
@@ -21,13 +14,9 @@ import { eventually } from "./support/store-api";
 shopSuite("unknown-late-success", ({ container, sandbox, shop, authorizationsOf: charged, serviceOrder }) => {
   describe("a late success after an unknown checkout outcome (Manual capture)", () => {
     it("is released, not left held with no payment and no order", async () => {
-      const customer = await customerWithToken(shop(), "late-success@example.com");
-      const { cartId, collectionId } = await cartWithCollection(shop(), customer.headers);
-      expect((await initiatePayment(shop(), collectionId, customer.headers)).status).toBe(200);
-      const failed = await completeWithAnswerLost(shop(), cartId, customer.headers);
-      expect(failed.data.type).not.toBe("order");
-      const [held] = charged(customer.customerToken);
-      expect(held?.status).toBe("Succeeded"); // the service did authorize; Medusa does not know
+      // The service did authorize; Medusa does not know.
+      const checkout = await checkoutWithAnswerLost(shop(), "late-success@example.com", charged);
+      const { collectionId, held } = checkout;
 
       // The service's authorization.succeeded reaches Medusa (after its webhook_delay).
       await sandbox().settle();
@@ -39,22 +28,16 @@ shopSuite("unknown-late-success", ({ container, sandbox, shop, authorizationsOf:
 
       // Whoever settles it (the webhook itself, or the reconcile job), the hold is released.
       await reconcileUnknownOutcomes(container());
-      expect(serviceOrder(held!.orderId)).toMatchObject({
+      expect(serviceOrder(held.orderId)).toMatchObject({
         status: "Cancelled",
         capturedAmount: "0.00",
         cancelledAmount: "79.60",
       });
       const [after] = await sessionsOf(container(), collectionId);
-      expect(after!.data).toMatchObject({ state: "canceled", order_id: held!.orderId });
+      expect(after!.data).toMatchObject({ state: "canceled", order_id: held.orderId });
 
-      // The storefront re-initiates (the settled session is deleted, nothing sent) and pays anew.
-      expect((await initiatePayment(shop(), collectionId, customer.headers)).status).toBe(200);
-      const completed = await completeCart(shop(), cartId, customer.headers);
-      expect(completed.data.type).toBe("order");
-      expect(charged(customer.customerToken)).toHaveLength(2);
-      expect(serviceOrder(held!.orderId)?.status).toBe("Cancelled");
-      const { compared } = await expectMedusaMatchesService(shop(), completed.data.order!.id);
-      expect(compared.map((o) => o.status)).toEqual(["NotActivated"]);
+      await payAnewAfterRelease(shop(), checkout, charged);
+      expect(serviceOrder(held.orderId)?.status).toBe("Cancelled");
     });
   });
 });

@@ -1,4 +1,4 @@
-import type { SandboxServer } from "@purchase-auth/sandbox";
+import type { AuthorizationView, SandboxServer } from "@purchase-auth/sandbox";
 import { expect } from "vitest";
 import { PURCHASE_AUTH_PROVIDER_ID } from "../../src/scripts/seed-store";
 import type { Api } from "./store-api";
@@ -234,6 +234,43 @@ export async function completeWithAnswerLost(shop: Shop, cartId: string, headers
   } finally {
     shop.sandbox.clearFaults();
   }
+}
+
+/**
+ * A customer with a token whose checkout (Manual capture) the service authorized with its answer
+ * lost: the cart did not complete, and `held` is the authorization Medusa does not know of.
+ */
+export async function checkoutWithAnswerLost(
+  shop: Shop,
+  email: string,
+  authorizationsOf: (customerToken: string) => AuthorizationView[],
+) {
+  const customer = await customerWithToken(shop, email);
+  const { cartId, collectionId } = await cartWithCollection(shop, customer.headers);
+  expect((await initiatePayment(shop, collectionId, customer.headers)).status).toBe(200);
+  const failed = await completeWithAnswerLost(shop, cartId, customer.headers);
+  expect(failed.data.type).not.toBe("order");
+  const [held] = authorizationsOf(customer.customerToken);
+  expect(held?.status).toBe("Succeeded");
+  return { customer, cartId, collectionId, held: held! };
+}
+
+/**
+ * After that checkout's hold was released: the storefront initiates payment again (Medusa deletes
+ * the settled session, nothing is sent for it) and completes the cart with a second authorization.
+ */
+export async function payAnewAfterRelease(
+  shop: Shop,
+  checkout: Awaited<ReturnType<typeof checkoutWithAnswerLost>>,
+  authorizationsOf: (customerToken: string) => AuthorizationView[],
+) {
+  const { customer, cartId, collectionId } = checkout;
+  expect((await initiatePayment(shop, collectionId, customer.headers)).status).toBe(200);
+  const completed = await completeCart(shop, cartId, customer.headers);
+  expect(completed.data.type).toBe("order");
+  expect(authorizationsOf(customer.customerToken)).toHaveLength(2);
+  const { compared } = await expectMedusaMatchesService(shop, completed.data.order!.id);
+  expect(compared.map((o) => o.status)).toEqual(["NotActivated"]);
 }
 
 /** Until the faults are cleared, the service commits every create and its answer is lost. */
