@@ -1,7 +1,8 @@
 import { asValue } from "@medusajs/framework/awilix";
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys, createMedusaContainer, Modules } from "@medusajs/framework/utils";
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
+import { withPaymentLock } from "../src/workflows/payment-lock";
 import { RECORDED_WRITE_GRACE_MS, resendRecordedWrites } from "../src/workflows/recorded-writes";
 import {
   RECORDED_WRITE_GIVE_UP_AFTER_MS,
@@ -85,6 +86,18 @@ syncProviderTests("recorded-writes-given-up", (t) => {
   const errorsAbout = (paymentId: string) =>
     t.logLines.filter((line) => line.level === "error" && line.message.includes(`payment ${paymentId}`));
 
+  /** Redo tries as a row set aside by earlier runs carries them: `tries`, the first over 4 h ago. */
+  const triedFor = (tries: number, now: number) =>
+    `now(), jsonb_build_object('purchase_auth_redo', jsonb_build_object('tries', ${tries}, 'first_tried_at', '${new Date(now - RECORDED_WRITE_GIVE_UP_AFTER_MS - 60_000).toISOString()}'))`;
+
+  /** Sessions waiting for an advisory lock another holds. */
+  async function lockWaiters(): Promise<number> {
+    const { rows } = await t
+      .pg()
+      .raw("select count(*)::int as waiting from pg_locks where locktype = 'advisory' and not granted", []);
+    return (rows[0] as { waiting: number }).waiting;
+  }
+
   it("a redo that keeps failing is given up after the bound: set aside, flagged once, not sent again until the flag is cleared", async () => {
     const { paymentId, orderId } = await t.authorizedPayment(100);
     const rowId = await lostCapture(paymentId, 40);
@@ -167,5 +180,94 @@ syncProviderTests("recorded-writes-given-up", (t) => {
     expect((await captureRow(rowId))?.deleted_at).not.toBeNull();
     expect(String((await paymentData(paymentId)).review_reason)).toContain(rowId);
     expect(t.serviceOrder(orderId)?.capturedAmount).toBe("0.00");
+  });
+
+  it("the review reason names the rows set aside behind the one given up on, which are sent once it is dropped", async () => {
+    const { paymentId, orderId } = await t.authorizedPayment(100);
+    const now = Date.now() + RECORDED_WRITE_GRACE_MS + 60_000;
+    const givenUp = await lostCapture(paymentId, 40, triedFor(RECORDED_WRITE_MAX_TRIES, now));
+    // Set aside with it by the same run, never tried: it waits for its turn.
+    const waiting = await lostCapture(paymentId, 30, "now(), null");
+    expect(await resendRecordedWrites(container(), new Date(now))).toEqual([]);
+    const reason = String((await paymentData(paymentId)).review_reason);
+    expect(reason).toContain(givenUp);
+    expect(reason).toMatch(new RegExp(`behind it.*capture ${waiting} of 30\\.00`));
+    expect(errorsAbout(paymentId)[0]!.message).toContain(`capture ${waiting} of 30.00`);
+    expect((await captureRow(waiting))?.deleted_at).not.toBeNull();
+    // As the reason says: the one given up on deleted, the flag cleared, the one waiting is sent.
+    await t.pg().raw("delete from capture where id = ?", [givenUp]);
+    await t.pg().raw("update payment set data = data - 'review_reason' where id = ?", [paymentId]);
+    expect(await resendRecordedWrites(container(), new Date(now + 60_000))).toEqual([paymentId]);
+    expect(t.serviceOrder(orderId)?.capturedAmount).toBe("30.00");
+    expect(await liveCaptured(paymentId)).toBe("30.00");
+  });
+
+  it("a payment already flagged for another review gets the give-up added to its reason, once", async () => {
+    const { paymentId } = await t.authorizedPayment(60);
+    const now = Date.now() + RECORDED_WRITE_GRACE_MS + 60_000;
+    const rowId = await lostCapture(paymentId, 20, triedFor(RECORDED_WRITE_MAX_TRIES, now));
+    await t
+      .pg()
+      .raw(
+        "update payment set data = data || jsonb_build_object('review_reason', 'Another check is pending') where id = ?",
+        [paymentId],
+      );
+    expect(await resendRecordedWrites(container(), new Date(now))).toEqual([]);
+    const reason = String((await paymentData(paymentId)).review_reason);
+    expect(reason).toMatch(
+      new RegExp(`^Another check is pending\n\nMedusa recorded a capture of 20\\.00 \\(${rowId}\\)`),
+    );
+    // A crash between the flag and the row's stamp: the next run gives up again, and says it once.
+    await t
+      .pg()
+      .raw("update capture set metadata = metadata #- '{purchase_auth_redo,given_up_at}' where id = ?", [
+        rowId,
+      ]);
+    expect(await resendRecordedWrites(container(), new Date(now + 60_000))).toEqual([]);
+    expect(errorsAbout(paymentId)).toHaveLength(2);
+    expect(String((await paymentData(paymentId)).review_reason)).toBe(reason);
+  });
+
+  it("a follow writing the payment's data back while the job gives up does not drop the flag", async () => {
+    const { paymentId } = await t.authorizedPayment(80);
+    const now = Date.now() + RECORDED_WRITE_GRACE_MS + 60_000;
+    // Its next try is its last allowed one.
+    const rowId = await lostCapture(paymentId, 25, triedFor(RECORDED_WRITE_MAX_TRIES - 1, now));
+    // The redo's capture fails (the service unreachable), once the test lets it.
+    const provider = t.provider();
+    const capturePayment = provider.capturePayment;
+    let redoing!: () => void;
+    const inRedo = new Promise<void>((resolve) => {
+      redoing = resolve;
+    });
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
+    provider.capturePayment = async () => {
+      redoing();
+      await gate;
+      throw new Error("the service is unreachable");
+    };
+    try {
+      const job = resendRecordedWrites(container(), new Date(now));
+      await inRedo;
+      // A follow holds the payment's lock: it read the data before the job gives up, and writes it
+      // back after the job gave up, or while the job waits for the lock to do so.
+      await withPaymentLock(container(), paymentId, async () => {
+        const read = await paymentData(paymentId);
+        letGo();
+        await Promise.race([
+          job,
+          vi.waitFor(async () => expect(await lockWaiters()).toBeGreaterThan(0), { timeout: 10_000 }),
+        ]);
+        await t.pg().raw("update payment set data = ? where id = ?", [read, paymentId]);
+      });
+      expect(await job).toEqual([]);
+    } finally {
+      provider.capturePayment = capturePayment;
+    }
+    expect(errorsAbout(paymentId)).toHaveLength(1);
+    expect(String((await paymentData(paymentId)).review_reason)).toContain(rowId);
   });
 });

@@ -162,22 +162,40 @@ export async function restartIfUnflagged(
     );
 }
 
+/** A row set aside behind the one given up on, waiting for its turn. */
+export interface WaitingRow {
+  kind: SetAside["kind"];
+  id: string;
+  /** Formatted, e.g. "20.00". */
+  amount: string;
+}
+
+/** The rows waiting, for the review reason and the ERROR line; empty when there are none. */
+function waitingText(waiting: readonly WaitingRow[]): string {
+  if (waiting.length === 0) return "";
+  const rows = waiting.map((row) => `${row.kind} ${row.id} of ${row.amount}`).join(", ");
+  return ` Set aside behind it, and out of Medusa's figures until it is sent again or dropped: ${rows}.`;
+}
+
 /** The review reason a payment given up on gets (ids and amounts only: the data reaches storefronts). */
 export function givenUpReason(
   kind: SetAside["kind"],
   rowId: string,
   amount: string,
   tries: RedoTries,
+  waiting: readonly WaitingRow[] = [],
 ): string {
-  return `Medusa recorded a ${kind} of ${amount} (${rowId}) that never reached the service, and the reconcile job gave up sending it again after ${tries.tries} tries since ${tries.first_tried_at ?? "?"}; it is set aside, so Medusa shows what the service holds. See the job's ERROR line for why. To have the job send it again, clear this review_reason; to drop it, delete the set-aside ${kind} row, then clear this review_reason.`;
+  return `Medusa recorded a ${kind} of ${amount} (${rowId}) that never reached the service, and the reconcile job gave up sending it again after ${tries.tries} tries since ${tries.first_tried_at ?? "?"}; it is set aside, so Medusa shows what the service holds.${waitingText(waiting)} See the job's ERROR line for why. To have the job send it again, clear this review_reason; to drop it, delete the set-aside ${kind} row, then clear this review_reason.`;
 }
 
 /**
- * Gives up on the row's redo after `tries` (as last recorded): flags the payment (`review_reason`,
- * unless another review is pending already: it stays flagged either way), then stamps the row (a
- * crash in between leaves a flagged payment whose row the next run gives up on again, never one
- * that looks unflagged by a person), and logs one ERROR line. The row stays set aside. False: the
- * redo did not settle.
+ * Gives up on the row's redo after `tries` (as last recorded): flags the payment (`review_reason`;
+ * added to a review already pending, which would otherwise hide this one once a person clears it,
+ * but never twice), then stamps the row (a crash in between leaves a flagged payment whose row the
+ * next run gives up on again, never one that looks unflagged by a person), and logs one ERROR line.
+ * The row, and `waiting` behind it, stay set aside. The caller holds the payment's lock (a follow
+ * writing the payment's data back would drop a flag written meanwhile). False: the redo did not
+ * settle.
  */
 export async function giveUp(
   container: MedusaContainer,
@@ -186,19 +204,23 @@ export async function giveUp(
   rowAmount: string,
   tries: RedoTries,
   now: Date,
+  waiting: readonly WaitingRow[] = [],
 ): Promise<false> {
   const amount = formatCents(toCentsRounded(rowAmount));
+  const reason = givenUpReason(unsent.kind, unsent.row.id, amount, tries, waiting);
   await knexOf(container).raw(
-    `update payment set data = coalesce(data, '{}'::jsonb) || jsonb_build_object('review_reason', ?::text),
+    `update payment set data = coalesce(data, '{}'::jsonb) || jsonb_build_object('review_reason',
+       case when coalesce(data->>'review_reason', '') = '' then ?::text
+            else (data->>'review_reason') || E'\n\n' || ?::text end),
        updated_at = now()
-     where id = ? and deleted_at is null and coalesce(data->>'review_reason', '') = ''`,
-    [givenUpReason(unsent.kind, unsent.row.id, amount, tries), paymentId],
+     where id = ? and deleted_at is null and strpos(coalesce(data->>'review_reason', ''), ?::text) = 0`,
+    [reason, reason, paymentId, unsent.row.id],
   );
   await mergeTries(container, unsent, `'given_up_at', ?::text`, [now.toISOString()]);
   container
     .resolve(ContainerRegistrationKeys.LOGGER)
     .error(
-      `purchase-auth: payment ${paymentId} needs review: sending its ${unsent.kind} ${unsent.row.id} of ${amount} again (Medusa recorded it, the service never got it) failed ${tries.tries} times since ${tries.first_tried_at ?? "?"}, last: ${tries.last_error ?? "the try did not finish (the process stopped)"}. The job gives up: the ${unsent.kind} stays set aside (Medusa shows what the service holds), and the payment is flagged (review_reason); clear the flag to have the job send it again.`,
+      `purchase-auth: payment ${paymentId} needs review: sending its ${unsent.kind} ${unsent.row.id} of ${amount} again (Medusa recorded it, the service never got it) failed ${tries.tries} times since ${tries.first_tried_at ?? "?"}, last: ${tries.last_error ?? "the try did not finish (the process stopped)"}. The job gives up: the ${unsent.kind} stays set aside (Medusa shows what the service holds), and the payment is flagged (review_reason); clear the flag to have the job send it again.${waitingText(waiting)}`,
     );
   return false;
 }

@@ -1,9 +1,9 @@
 import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
 import { capturePaymentWorkflow, refundPaymentWorkflow } from "@medusajs/medusa/core-flows";
-import { toCents } from "@purchase-auth/core";
+import { formatCents, toCents } from "@purchase-auth/core";
 import { orderLockName, withAdvisoryLock } from "../providers/purchase-auth/advisory-lock";
-import { sumExact, toCentsRounded } from "../providers/purchase-auth/amounts";
+import { toCentsRounded } from "../providers/purchase-auth/amounts";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
 import { readData } from "../providers/purchase-auth/session-data";
 import { followServicePayment } from "./follow-service";
@@ -14,6 +14,7 @@ import {
   countTry,
   GIVEN_UP_SKIPPED,
   giveUp,
+  type RedoTries,
   recordFailure,
   redoTriesOf,
   restartIfUnflagged,
@@ -28,7 +29,9 @@ import {
   removeSetAside,
   setAsideNow,
   setAsideRow,
+  setAsideRows,
   type Unsent,
+  unsentRows,
 } from "./set-aside";
 
 export { RECORDED_WRITE_GIVE_UP_AFTER_MS, RECORDED_WRITE_MAX_TRIES } from "./recorded-writes-given-up";
@@ -245,22 +248,22 @@ async function sendAgain(
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
   const { kind, row } = unsent;
   // Tried out by earlier runs, the last one cut short (a crash) or the bound passed since: no more.
-  const before = redoTriesOf(row.metadata);
-  if (triedOut(before, now)) return await giveUp(container, payment.id, unsent, amountOf(row), before, now);
+  const earlier = redoTriesOf(row.metadata);
+  if (triedOut(earlier, now)) return await giveUpOn(container, payment.id, unsent, earlier, now);
   // Counted before it is made, in the row: a try a crash cuts short counts too.
   const counted = await countTry(container, unsent, now);
   logger.warn(
     `purchase-auth: ${kind} ${row.id} of payment ${payment.id} (${amountOf(row)}) was recorded but never reached the service; sending it again`,
   );
   for (let tries = 1; ; tries++) {
-    const before = await liveRows(container, kind, payment.id);
+    const liveBefore = await liveRows(container, kind, payment.id);
     try {
       await runRedo(container, payment, unsent);
       break;
     } catch (error) {
       const message = (error as Error).message;
       // Not knowing the service's figures is a passing failure too (the service unreachable).
-      const fate = await redoFate(container, payment, unsent, before.ids).catch(
+      const fate = await redoFate(container, payment, unsent, liveBefore.ids).catch(
         () => ({ kind: "passing" }) as const,
       );
       if (fate.kind === "recorded") {
@@ -281,8 +284,7 @@ async function sendAgain(
         // A passing failure (WARN: an outage), or landed twice (ERROR: the service holds more than
         // Medusa shows): the row stays set aside, the next run repeats it, unless it is tried out.
         const failed = await recordFailure(container, unsent, message);
-        if (triedOut(failed, now))
-          return await giveUp(container, payment.id, unsent, amountOf(row), failed, now);
+        if (triedOut(failed, now)) return await giveUpOn(container, payment.id, unsent, failed, now);
         logger[fate.kind === "landed" ? "error" : "warn"](
           `purchase-auth: sending ${kind} ${row.id} of payment ${payment.id} again ${fate.kind === "landed" ? "reached the service, but Medusa could not record it" : "failed"} (${message}); the next run repeats it (try ${counted.tries} since ${counted.first_tried_at})`,
         );
@@ -296,6 +298,29 @@ async function sendAgain(
   }
   await removeSetAside(container, unsent);
   return true;
+}
+
+/**
+ * Gives up on the row's redo (giveUp), naming the rows set aside behind it, under the payment's
+ * lock: a follow writes the payment's data back under it, and would drop a flag written meanwhile.
+ */
+async function giveUpOn(
+  container: MedusaContainer,
+  paymentId: string,
+  unsent: Unsent,
+  tries: RedoTries,
+  now: Date,
+): Promise<false> {
+  return await withPaymentLock(container, paymentId, async () => {
+    const waiting = (await setAsideRows(container, paymentId))
+      .filter((other) => other.row.id !== unsent.row.id)
+      .map((other) => ({
+        kind: other.kind,
+        id: other.row.id,
+        amount: formatCents(toCentsRounded(amountOf(other.row))),
+      }));
+    return await giveUp(container, paymentId, unsent, amountOf(unsent.row), tries, now, waiting);
+  });
 }
 
 /** Medusa's own capture or refund workflow for the row's amount, who and why. */
@@ -357,25 +382,4 @@ async function redoFate(
       ? toCents(order.totalAmount) - toCents(order.capturedAmount) - toCents(order.cancelledAmount)
       : toCents(order.capturedAmount) - toCents(order.refundedAmount);
   return left < amount ? { kind: "refused" } : { kind: "passing" };
-}
-
-/**
- * The newest rows whose sum lies above `atService` (those the service never got), oldest first,
- * when Medusa's records exceed the service's by at least the oldest one's amount (a cent of
- * rounding aside): a total that rounds a cent above the service's is no row never sent. Only the
- * oldest when they add up to more than the gap.
- */
-function unsentRows(rows: Recorded[], atService: bigint): Recorded[] {
-  const ordered = [...rows].sort(
-    (a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || (a.id < b.id ? -1 : 1),
-  );
-  const total = (list: Recorded[]) => toCentsRounded(sumExact(list.map(amountOf)));
-  const gap = total(ordered) - atService;
-  const unsent: Recorded[] = [];
-  while (ordered.length > 0 && total(ordered) > atService) unsent.unshift(ordered.pop()!);
-  const oldest = unsent[0];
-  if (oldest === undefined || gap + 1n < toCentsRounded(amountOf(oldest))) return [];
-  // The service holds part of them (money moved outside Medusa): only the oldest, whose redo aims
-  // at the total, is set aside; setting aside one the service holds would have it sent again.
-  return total(unsent) > gap + 1n ? [oldest] : unsent;
 }

@@ -51,21 +51,32 @@ export async function setAsideNow(
   ]);
 }
 
-/** A row of the payment set aside by an earlier run (Medusa never soft-deletes these rows). */
+/** The oldest row of the payment set aside by an earlier run (Medusa never soft-deletes these rows). */
 export async function setAsideRow(
   container: MedusaContainer,
   paymentId: string,
 ): Promise<Unsent | undefined> {
+  return (await setAsideRows(container, paymentId, 1))[0];
+}
+
+/** The payment's rows set aside, in the order they are redone: captures, then refunds, oldest first. */
+export async function setAsideRows(
+  container: MedusaContainer,
+  paymentId: string,
+  limit = 100,
+): Promise<Unsent[]> {
+  const found: Unsent[] = [];
   for (const kind of ["capture", "refund"] as const) {
+    if (found.length >= limit) break;
     const extra = kind === "refund" ? ", note, refund_reason_id" : "";
     const { rows } = await knexOf(container).raw(
       `select id, amount, raw_amount, created_at, deleted_at, created_by, metadata${extra} from ${kind}
-       where payment_id = ? and deleted_at is not null order by created_at, id limit 1`,
-      [paymentId],
+       where payment_id = ? and deleted_at is not null order by created_at, id limit ?`,
+      [paymentId, limit - found.length],
     );
-    if (rows[0]) return { kind, row: rows[0] as unknown as Recorded };
+    for (const row of rows as unknown as Recorded[]) found.push({ kind, row });
   }
-  return undefined;
+  return found;
 }
 
 /**
@@ -126,4 +137,25 @@ export async function removeSetAside(container: MedusaContainer, unsent: Unsent)
   await knexOf(container).raw(`delete from ${unsent.kind} where id = ? and deleted_at is not null`, [
     unsent.row.id,
   ]);
+}
+
+/**
+ * The newest rows whose sum lies above `atService` (those the service never got), oldest first,
+ * when Medusa's records exceed the service's by at least the oldest one's amount (a cent of
+ * rounding aside): a total that rounds a cent above the service's is no row never sent. Only the
+ * oldest when they add up to more than the gap.
+ */
+export function unsentRows(rows: Recorded[], atService: bigint): Recorded[] {
+  const ordered = [...rows].sort(
+    (a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime() || (a.id < b.id ? -1 : 1),
+  );
+  const total = (list: Recorded[]) => toCentsRounded(sumExact(list.map(amountOf)));
+  const gap = total(ordered) - atService;
+  const unsent: Recorded[] = [];
+  while (ordered.length > 0 && total(ordered) > atService) unsent.unshift(ordered.pop()!);
+  const oldest = unsent[0];
+  if (oldest === undefined || gap + 1n < toCentsRounded(amountOf(oldest))) return [];
+  // The service holds part of them (money moved outside Medusa): only the oldest, whose redo aims
+  // at the total, is set aside; setting aside one the service holds would have it sent again.
+  return total(unsent) > gap + 1n ? [oldest] : unsent;
 }
