@@ -274,9 +274,14 @@ describe("friendly input", () => {
     expect(request.order.items[0]).toMatchObject({ id: "sku-9", description: "d".repeat(50) });
   });
 
-  it("never splits a surrogate pair when cutting the description", () => {
+  it("counts the description's characters as code points when cutting it, as every other limit", () => {
     const request = accepts((r) => (item(r).description = `${"d".repeat(49)}😀tail`));
-    expect(request.order.items[0]!.description).toBe("d".repeat(49));
+    expect(request.order.items[0]!.description).toBe(`${"d".repeat(49)}😀`);
+    const emoji = accepts((r) => (item(r).description = "😀".repeat(60)));
+    expect(emoji.order.items[0]!.description).toBe("😀".repeat(50));
+    // A lone surrogate is one character too, and kept as it came.
+    const lone = accepts((r) => (item(r).description = `${"d".repeat(49)}\uD83Dtail`));
+    expect(lone.order.items[0]!.description).toBe(`${"d".repeat(49)}\uD83D`);
   });
 
   it("serialises numbers as exact decimal strings, prices with 2 decimals", () => {

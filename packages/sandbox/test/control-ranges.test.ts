@@ -123,6 +123,28 @@ describe("control input ranges", () => {
     await expectStillUsable();
   });
 
+  it.each([
+    ["failureReason", { failureReason: "INVALID_CURRENCY" }],
+    ["failureReason", { failureReason: "IDEMPOTENCY_REQUEST_IN_PROGRESS" }],
+    ["failNextAttempts[1]", { failNextAttempts: ["PAYMENT_FAILED", "AMOUNT_EXCEEDS_REMAINING"] }],
+  ])("customer token: %s a webhook cannot carry (%j) is a 400 naming it", async (field, input) => {
+    const response = await control("POST", "/sandbox/customer-tokens", { merchantId, ...input });
+    expectFieldError(response, field);
+    expect(JSON.stringify(response.json)).toMatch(/Can be in webhook/);
+    const token = sandbox.createCustomerToken({ merchantId }).customerToken;
+    expectFieldError(await control("PATCH", `/sandbox/customer-tokens/${token}`, input), field);
+    await expectStillUsable();
+  });
+
+  it("customer token: a reason the service does not define yet is accepted, standing for a newer one", async () => {
+    const response = await control("POST", "/sandbox/customer-tokens", {
+      merchantId,
+      failureReason: "SOME_FUTURE_REASON",
+      failNextAttempts: ["TOKEN_REVOKED", "ANOTHER_NEW_REASON"],
+    });
+    expect(response.status).toBe(200);
+  });
+
   it("the largest funds are accepted and shown exactly", async () => {
     const response = await control("POST", "/sandbox/customer-tokens", {
       merchantId,

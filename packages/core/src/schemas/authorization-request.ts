@@ -20,11 +20,14 @@ export { orderTotalCents } from "../money/order-total.js";
 /** Longest item description the service keeps; longer ones are cut, not rejected (section 2.3). */
 export const DESCRIPTION_MAX_LENGTH = 50;
 
-/** Cuts to `max` UTF-16 units without splitting a surrogate pair. */
+/**
+ * Cuts to `max` characters, counted as code points like every other length limit (maxCharacters):
+ * an emoji is one character, not two UTF-16 units.
+ */
 function truncate(value: string, max: number): string {
   if (value.length <= max) return value;
-  const cut = value.slice(0, max);
-  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+  const characters = [...value];
+  return characters.length <= max ? value : characters.slice(0, max).join("");
 }
 
 /** A required text field: trimmed, then non-empty. */

@@ -4,7 +4,9 @@ import {
   type CustomerTokenStatus,
   customerTokenStatusSchema,
   decimalStringOf,
+  errorReasonInfo,
   toCents,
+  WEBHOOK_FAILURE_REASONS,
 } from "@purchase-auth/core";
 import {
   FAULT_KINDS,
@@ -88,16 +90,35 @@ export interface BehaviourChange {
 function readBehaviour(input: Fields): BehaviourChange {
   const failureReason =
     input.failureReason === null ? null : optionalString(input, "failureReason", LIMITS.reasonLength);
+  attemptReason(failureReason, "failureReason");
+  const failNextAttempts = stringList(input, "failNextAttempts", {
+    maxItems: LIMITS.failNextAttempts,
+    maxLength: LIMITS.reasonLength,
+  });
+  for (const [index, reason] of (failNextAttempts ?? []).entries()) {
+    attemptReason(reason, `failNextAttempts[${index}]`);
+  }
   return {
     fundsCents: readFunds(input.funds),
     needsChallenge: optionalBoolean(input, "needsChallenge"),
     failureReason,
-    failNextAttempts: stringList(input, "failNextAttempts", {
-      maxItems: LIMITS.failNextAttempts,
-      maxLength: LIMITS.reasonLength,
-    }),
+    failNextAttempts,
     paymentMethodExpired: optionalBoolean(input, "paymentMethodExpired"),
   };
+}
+
+/**
+ * An attempt's failure may reach the merchant by webhook, which carries only the reasons section
+ * 7.2 marks "Can be in webhook": a known reason that cannot (INVALID_CURRENCY, the idempotency and
+ * order reasons) is refused. A reason the table does not know stays allowed: it stands for one a
+ * newer service may add, which clients must survive.
+ */
+function attemptReason(reason: string | null | undefined, field: string): void {
+  if (!reason || !errorReasonInfo(reason) || errorReasonInfo(reason)?.canBeInWebhook) return;
+  invalid(
+    field,
+    `${field} must be a reason an attempt can fail with (section 7.2, "Can be in webhook": ${WEBHOOK_FAILURE_REASONS.join(", ")}) or one the service does not define yet; ${reason} is not`,
+  );
 }
 
 function readFunds(value: unknown): bigint | null | undefined {
