@@ -164,11 +164,16 @@ function optionalText(value: unknown, max: number): boolean {
   return value === undefined || (typeof value === "string" && value.length <= max);
 }
 
+/** Cuts to `max` characters counted as code points, as the service counts them. */
 function truncate(value: string, max: number): string {
   if (value.length <= max) return value;
-  const cut = value.slice(0, max);
-  const last = cut.charCodeAt(max - 1);
-  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
+  let end = 0;
+  for (let characters = 0; characters < max && end < value.length; characters++) {
+    const unit = value.charCodeAt(end);
+    const next = value.charCodeAt(end + 1);
+    end += unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
+  }
+  return value.slice(0, end);
 }
 
 function isTimespan(value: unknown): boolean {
