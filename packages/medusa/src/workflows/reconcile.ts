@@ -3,6 +3,7 @@ import { ContainerRegistrationKeys } from "@medusajs/framework/utils";
 import { isReleasing, readData } from "../providers/purchase-auth/session-data";
 import { releaseCanceledOrderPayments } from "./canceled-orders";
 import { chargeStoredTokenWorkflow } from "./charge-stored-token";
+import { convertChargedDrafts } from "./charged-drafts";
 import {
   orderIsCanceled,
   orderOfPaymentCollection,
@@ -30,6 +31,11 @@ export interface ReconcileReport {
    * killed between the two): sent again, or removed when the service refused it (recorded-writes.ts).
    */
   resent: string[];
+  /**
+   * Draft orders converted into orders because they hold a payment of their charge the admin route
+   * did not see (an unknown outcome settled later, or a stop between charge and conversion).
+   */
+  converted: string[];
 }
 
 /**
@@ -47,6 +53,7 @@ export interface ReconcileReport {
  * Then it flags the sessions the service accepted (202) whose outcome is overdue: no webhook told it
  * the provider's `outcomeGraceMs` after the last scheduled attempt (see outcome-overdue.ts), and
  * releases what live payments of canceled orders still hold at the service (canceled-orders.ts).
+ * Draft orders holding a payment of their charge are converted into orders (charged-drafts.ts).
  * Last, it sends again the captures and refunds Medusa recorded that never reached the service
  * (recorded-writes.ts).
  */
@@ -57,7 +64,7 @@ export async function reconcileUnknownOutcomes(
   pageSize = SESSION_PAGE_SIZE,
 ): Promise<ReconcileReport> {
   const logger = container.resolve(ContainerRegistrationKeys.LOGGER);
-  const report: ReconcileReport = { resolved: [], stillUnknown: [], flagged: [], resent: [] };
+  const report: ReconcileReport = { resolved: [], stillUnknown: [], flagged: [], resent: [], converted: [] };
   // Every unknown session not flagged yet, in pages: the flagged ones (left for a person) are not
   // read at all, so however many there are, a newer session whose key can still be sent is reached.
   // A releasing session is read even when flagged: its release is repeated until it is known.
@@ -89,6 +96,8 @@ export async function reconcileUnknownOutcomes(
       report.stillUnknown.push(session.id);
     }
   }
+  // Draft orders whose charge the admin route did not see settled: converted, as it would have.
+  report.converted.push(...(await convertChargedDrafts(container, pageSize)));
   report.flagged.push(...(await flagOverdueOutcomes(container, now, pageSize)));
   // Payments of canceled orders that Medusa's order cancel left holding money at the service.
   await releaseCanceledOrderPayments(container, pageSize);

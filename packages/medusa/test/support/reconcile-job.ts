@@ -28,7 +28,7 @@ export function jobContainer(
 /**
  * Medusa's order–payment-collection link table, which the job reads to tell a merchant-initiated
  * charge from a checkout, and the columns of Medusa's order table the job reads to find canceled
- * orders. The module runner makes only the payment module's tables: here they are empty (every
+ * orders and charged drafts. The module runner makes only the payment module's tables: here they are empty (every
  * session is a checkout's) until a test adds an order (see canceled-order.ts).
  */
 export async function orderLinkTable(medusaApp: MedusaAppLike): Promise<void> {
@@ -44,6 +44,6 @@ export async function orderLinkTable(medusaApp: MedusaAppLike): Promise<void> {
   await pg.raw(
     `create table if not exists "order" (
        id text primary key, status text not null default 'pending', canceled_at timestamptz,
-       deleted_at timestamptz)`,
+       is_draft_order boolean not null default false, deleted_at timestamptz)`,
   );
 }
