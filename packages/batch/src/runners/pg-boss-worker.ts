@@ -50,8 +50,13 @@ export async function startWorkerLoop(options: WorkerLoopOptions): Promise<() =>
     // them out again later; their items were not touched.
     if (stopping.signal.aborted)
       throw new Error("pg-boss worker stopped: jobs fetched as it stopped are retried");
+    // Every job's handler finishes before the fetch ends: a rejection (a handler is not meant to
+    // throw) must not have pg-boss fail its siblings while their calls are out, nor let stop()
+    // return before them. It counts as lost: the fetch's jobs are retried.
     const outcomes = await Promise.all(
-      jobs.map((job) => options.handleJob(job, { pauseMs, stopping: stopping.signal })),
+      jobs.map((job) =>
+        options.handleJob(job, { pauseMs, stopping: stopping.signal }).catch((): JobOutcome => "lost"),
+      ),
     );
     if (outcomes.includes("fatal")) pause();
     else if (outcomes.includes("done")) pauseMs = basePauseMs;
@@ -88,9 +93,12 @@ export async function startWorkerLoop(options: WorkerLoopOptions): Promise<() =>
       resumeTimer = undefined;
       if (stopping.signal.aborted) return;
       restarting = start()
-        .catch((error: unknown) =>
-          options.onRestartError(error instanceof Error ? error : new Error(String(error))),
-        )
+        .catch((error: unknown) => {
+          // Unawaited: a throw here would be an unhandled rejection, and stop() awaits it.
+          try {
+            options.onRestartError(error instanceof Error ? error : new Error(String(error)));
+          } catch {}
+        })
         .finally(() => {
           restarting = undefined;
         });

@@ -39,6 +39,26 @@ class MissingItemError extends Error {
   }
 }
 
+/** A job whose data is not a batch item's (a producer's bug, or a job made by hand). */
+class MalformedJobError extends Error {
+  constructor(data: unknown) {
+    super(
+      `pg-boss job with data ${JSON.stringify(data) ?? String(data)}: not a batch item's job ({ batchId, itemId } strings)`,
+    );
+    this.name = "MalformedJobError";
+  }
+}
+
+function isJobData(data: unknown): data is BatchJobData {
+  const fields = data as Partial<BatchJobData> | null;
+  return (
+    typeof fields === "object" &&
+    fields !== null &&
+    typeof fields.batchId === "string" &&
+    typeof fields.itemId === "string"
+  );
+}
+
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
@@ -172,8 +192,15 @@ export class PgBossBatchQueue {
     const stopping = new AbortController(); // aborted by the stop function
     // Shared by the worker's jobs; a stop ends every wait in it, a job's deadline its own.
     const limit = rateLimiter(options.ratePerSecond, stopping.signal);
-    const report = (error: unknown, data: BatchJobData) =>
-      onError(asError(error), { batchId: String(data?.batchId), itemId: String(data?.itemId) });
+    // onError is the caller's: should it throw, the job's fate stays the same, said on stderr.
+    const report = (error: unknown, data: BatchJobData) => {
+      const job = { batchId: String(data?.batchId), itemId: String(data?.itemId) };
+      try {
+        onError(asError(error), job);
+      } catch {
+        reportToStderr(asError(error), job);
+      }
+    };
 
     return startWorkerLoop({
       boss: this.#boss,
@@ -182,7 +209,7 @@ export class PgBossBatchQueue {
       fetch: { batchSize: concurrency, pollingIntervalSeconds: options.pollingIntervalSeconds ?? 0.5 },
       basePauseMs,
       handleJob: (job, context) => this.#handle({ engine, limit, job, context, report }),
-      onRestartError: (error) => onError(error, { batchId: "", itemId: "" }),
+      onRestartError: (error) => report(error, { batchId: "", itemId: "" }),
     });
   }
 
@@ -244,6 +271,12 @@ export class PgBossBatchQueue {
   /** Runs one job; never throws: whatever happens, the item is put back or pg-boss retries the job. */
   async #handle({ engine, limit, job, context, report }: JobRun): Promise<JobOutcome> {
     const data = job.data as BatchJobData;
+    if (!isJobData(data)) {
+      // Loud, as a missing item: failed (after pg-boss's retries) for a person to see.
+      report(new MalformedJobError(data), data);
+      await this.#boss.fail(this.#queue, job.id, { message: "not a batch item's job" }).catch(() => {});
+      return "failed";
+    }
     // Aborts the job's call (its item stays unknown and is resent by the follow-up) before pg-boss
     // would consider the job expired and hand it to another worker.
     const expireMs = Math.max(1, job.expireInSeconds ?? this.#expireInSeconds) * 1_000;
