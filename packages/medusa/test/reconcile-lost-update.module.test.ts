@@ -81,6 +81,7 @@ asyncProviderTests(
         stillUnknown: [],
         flagged: [],
         resent: [],
+        converted: [],
       });
     });
   },

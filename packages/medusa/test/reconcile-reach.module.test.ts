@@ -93,6 +93,7 @@ paymentModuleTests(
         stillUnknown: [],
         flagged: [],
         resent: [],
+        converted: [],
       });
       // The cart never completed on it: what the service did was released, once.
       const [resolved] = await payment.listPaymentSessions({ id: newer!.id });
@@ -108,6 +109,7 @@ paymentModuleTests(
         stillUnknown: [],
         flagged: [],
         resent: [],
+        converted: [],
       });
     }, 300_000);
 
