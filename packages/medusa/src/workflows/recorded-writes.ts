@@ -1,7 +1,7 @@
 import type { IPaymentModuleService, MedusaContainer } from "@medusajs/framework/types";
 import { ContainerRegistrationKeys, Modules } from "@medusajs/framework/utils";
 import { capturePaymentWorkflow, refundPaymentWorkflow } from "@medusajs/medusa/core-flows";
-import { formatCents, toCents } from "@purchase-auth/core";
+import { toCents } from "@purchase-auth/core";
 import { orderLockName, withAdvisoryLock } from "../providers/purchase-auth/advisory-lock";
 import { toCentsRounded } from "../providers/purchase-auth/amounts";
 import { purchaseAuthProvider } from "../providers/purchase-auth/provider-instance";
@@ -10,16 +10,8 @@ import { followServicePayment } from "./follow-service";
 import { knexOf, OURS, SESSION_PAGE_SIZE } from "./lookups";
 import { recordOrderTransactions } from "./order-transactions";
 import { withPaymentLock } from "./payment-lock";
-import {
-  countTry,
-  GIVEN_UP_SKIPPED,
-  giveUp,
-  type RedoTries,
-  recordFailure,
-  redoTriesOf,
-  restartIfUnflagged,
-  triedOut,
-} from "./recorded-writes-given-up";
+import { countTry, recordFailure, redoTriesOf, triedOut } from "./recorded-writes-given-up";
+import { answeredOrFlaggedAgain, GIVEN_UP_SKIPPED, giveUpOn } from "./recorded-writes-review";
 import {
   amountOf,
   isRedoOf,
@@ -29,7 +21,6 @@ import {
   removeSetAside,
   setAsideNow,
   setAsideRow,
-  setAsideRows,
   type Unsent,
   unsentRows,
 } from "./set-aside";
@@ -51,8 +42,8 @@ export { RECORDED_WRITE_GIVE_UP_AFTER_MS, RECORDED_WRITE_MAX_TRIES } from "./rec
 // settled, leaves the row set aside: the next run repeats the redo, unless Medusa recorded it
 // already. One row a payment a run; captures before refunds. A redo still failing after
 // RECORDED_WRITE_MAX_TRIES tries over RECORDED_WRITE_GIVE_UP_AFTER_MS is given up: the row stays set
-// aside, the payment is flagged for a person, and runs skip it until the flag is cleared
-// (recorded-writes-given-up.ts).
+// aside, the payment is flagged for a person, and runs skip it until a person answers
+// (recorded-writes-given-up.ts, recorded-writes-review.ts).
 
 /** How old a capture or refund must be before its row is taken for one whose call never left. */
 export const RECORDED_WRITE_GRACE_MS = 10 * 60_000;
@@ -184,8 +175,9 @@ async function takeOldestUnsent(
       // Others still wait: the oldest of them next run, before any newer one is looked for.
       if (await setAsideRow(container, row.id)) return undefined;
     } else if (setAside) {
-      // Given up on before: the candidate query read it again, so a person cleared the flag.
-      await restartIfUnflagged(container, row.id, setAside);
+      // Given up on before, and read again: a person answered (its tries start afresh), or the
+      // flag was lost (written again, and nothing sent).
+      if (!(await answeredOrFlaggedAgain(container, row.id, setAside))) return undefined;
       return await setAsideForRedo(container, row.id, setAside.kind, [setAside.row]);
     }
     const payment = container.resolve(Modules.PAYMENT) as IPaymentModuleService;
@@ -237,7 +229,7 @@ async function setAsideForRedo(
  * (Medusa removes its new row as for any refused call, and shows what the service holds). A passing
  * failure (the service unreachable, a lock timeout), or a redo that reached the service but could
  * not be recorded, leaves the row set aside for the next run, until it was tried too often and too
- * long (triedOut): then the pass gives up on it (giveUp) and says false.
+ * long (triedOut): then the pass gives up on it (giveUpOn) and says false.
  */
 async function sendAgain(
   container: MedusaContainer,
@@ -298,29 +290,6 @@ async function sendAgain(
   }
   await removeSetAside(container, unsent);
   return true;
-}
-
-/**
- * Gives up on the row's redo (giveUp), naming the rows set aside behind it, under the payment's
- * lock: a follow writes the payment's data back under it, and would drop a flag written meanwhile.
- */
-async function giveUpOn(
-  container: MedusaContainer,
-  paymentId: string,
-  unsent: Unsent,
-  tries: RedoTries,
-  now: Date,
-): Promise<false> {
-  return await withPaymentLock(container, paymentId, async () => {
-    const waiting = (await setAsideRows(container, paymentId))
-      .filter((other) => other.row.id !== unsent.row.id)
-      .map((other) => ({
-        kind: other.kind,
-        id: other.row.id,
-        amount: formatCents(toCentsRounded(amountOf(other.row))),
-      }));
-    return await giveUp(container, paymentId, unsent, amountOf(unsent.row), tries, now, waiting);
-  });
 }
 
 /** Medusa's own capture or refund workflow for the row's amount, who and why. */
