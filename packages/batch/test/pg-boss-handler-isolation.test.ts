@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { PurchaseAuthClient } from "@purchase-auth/core";
 import { expect, it } from "vitest";
-import { type ChargeClient, PgBossBatchQueue } from "../src/index.js";
+import { PgBossBatchQueue } from "../src/index.js";
+import { heldClient } from "./support/held-client.js";
 import { pgBossWorld } from "./support/pg-boss-world.js";
-import { chargeItem, chargesByItem, FAST_RETRIES, sandboxRecords } from "./support/sandbox.js";
+import { chargeItem, chargesByItem, sandboxRecords } from "./support/sandbox.js";
 import { until } from "./support/until.js";
 
 // A fetch's jobs run side by side, and pg-boss fails every job of a fetch whose handler rejects.
@@ -15,33 +15,28 @@ import { until } from "./support/until.js";
 
 const world = pgBossWorld(41);
 
-const goodClient = () =>
-  new PurchaseAuthClient({ ...world.shop.credentials, ...FAST_RETRIES, maxRetries: 0 });
-
-function deferred(): { promise: Promise<void>; resolve(): void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((done) => {
-    resolve = done;
+/**
+ * While the sibling's call is out, long after its fetch's other job finished: its job's states, and
+ * whether stop() resolved before the call was answered. Then the call is answered and stop awaited.
+ */
+async function whileCallOut(
+  stop: () => Promise<void>,
+  held: ReturnType<typeof heldClient>,
+  queueName: string,
+  itemId: string,
+) {
+  await held.callOut.promise;
+  await sleep(1_000);
+  const states = await jobStates(queueName, itemId);
+  let stopped = false;
+  const stopping = stop().then(() => {
+    stopped = true;
   });
-  return { promise, resolve };
-}
-
-function heldClient() {
-  const good = goodClient();
-  const callOut = deferred();
-  const answer = deferred();
-  const calls: string[] = [];
-  const client: ChargeClient = {
-    authorizations: {
-      async create(request, options) {
-        calls.push(String(request.order.reference));
-        callOut.resolve();
-        await answer.promise;
-        return good.authorizations.create(request, options);
-      },
-    },
-  };
-  return { client, callOut, answer, calls };
+  await sleep(500);
+  const stoppedWhileCallOut = stopped;
+  held.answer.resolve();
+  await stopping;
+  return { states, stoppedWhileCallOut };
 }
 
 async function jobStates(queueName: string, itemId: string): Promise<string[]> {
@@ -53,7 +48,8 @@ async function jobStates(queueName: string, itemId: string): Promise<string[]> {
 }
 
 it("a malformed job (data null) in the same fetch: the sibling job in flight is not failed by pg-boss, and stop() waits for its call", async () => {
-  const { client, callOut, answer } = heldClient();
+  const held = heldClient(world);
+  const { client } = held;
   const boss = await world.startedBoss();
   const queueName = "isolation-null-data";
   const worker = new PgBossBatchQueue({ boss, store: world.database.store, queue: queueName, client });
@@ -64,19 +60,8 @@ it("a malformed job (data null) in the same fetch: the sibling job in flight is 
 
   const errors: Error[] = [];
   const stop = await worker.work({ concurrency: 2, onError: (error) => errors.push(error) });
-  await callOut.promise; // the sibling's call is out (its item written ahead)
-  await sleep(1_000); // the malformed job has long finished
-
   // The sibling's job must still be active: its first run is still going.
-  const whileOut = await jobStates(queueName, item.itemId);
-  let stopped = false;
-  const stopping = stop().then(() => {
-    stopped = true;
-  });
-  await sleep(500);
-  const stoppedWhileCallOut = stopped;
-  answer.resolve();
-  await stopping;
+  const { states: whileOut, stoppedWhileCallOut } = await whileCallOut(stop, held, queueName, item.itemId);
 
   expect.soft(whileOut, "sibling job failed by pg-boss while its call was out").toEqual(["active"]);
   expect.soft(stoppedWhileCallOut, "stop() resolved while a call was still out").toBe(false);
@@ -84,7 +69,8 @@ it("a malformed job (data null) in the same fetch: the sibling job in flight is 
 }, 60_000);
 
 it("onError that throws does not make pg-boss fail the fetch's other jobs while their calls are out", async () => {
-  const { client, callOut, answer, calls } = heldClient();
+  const held = heldClient(world);
+  const { client, calledItems: calls } = held;
   const boss = await world.startedBoss();
   const queueName = "isolation-onerror-throws";
   const worker = new PgBossBatchQueue({ boss, store: world.database.store, queue: queueName, client });
@@ -99,17 +85,7 @@ it("onError that throws does not make pg-boss fail the fetch's other jobs while 
       throw new Error("the application's logger failed");
     },
   });
-  await callOut.promise;
-  await sleep(1_000);
-  const whileOut = await jobStates(queueName, item.itemId);
-  let stopped = false;
-  const stopping = stop().then(() => {
-    stopped = true;
-  });
-  await sleep(500);
-  const stoppedWhileCallOut = stopped;
-  answer.resolve();
-  await stopping;
+  const { states: whileOut, stoppedWhileCallOut } = await whileCallOut(stop, held, queueName, item.itemId);
 
   expect.soft(whileOut, "sibling job failed by pg-boss while its call was out").toEqual(["active"]);
   expect.soft(stoppedWhileCallOut, "stop() resolved while a call was still out").toBe(false);

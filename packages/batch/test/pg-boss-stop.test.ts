@@ -1,4 +1,3 @@
-import { PurchaseAuthClient } from "@purchase-auth/core";
 import pg from "pg";
 import type PgBoss from "pg-boss";
 import { expect, it } from "vitest";
@@ -9,8 +8,9 @@ import {
   type PgBossBatchQueueOptions,
   PostgresBatchStore,
 } from "../src/index.js";
+import { deferred, goodClient, heldClient } from "./support/held-client.js";
 import { pgBossWorld } from "./support/pg-boss-world.js";
-import { chargeItem, chargesByItem, FAST_RETRIES, sandboxRecords } from "./support/sandbox.js";
+import { chargeItem, chargesByItem, sandboxRecords } from "./support/sandbox.js";
 import { until } from "./support/until.js";
 
 // Stopping a pg-boss worker is graceful: the stop function resolves only when the jobs in hand have
@@ -19,36 +19,6 @@ import { until } from "./support/until.js";
 // untouched, and charged once later.
 
 const world = pgBossWorld(19);
-
-const goodClient = () =>
-  new PurchaseAuthClient({ ...world.shop.credentials, ...FAST_RETRIES, maxRetries: 0 });
-
-function deferred(): { promise: Promise<void>; resolve(): void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}
-
-/** A client whose calls are held until `answer` is resolved; `callOut` resolves at the first call. */
-function heldClient() {
-  const good = goodClient();
-  const callOut = deferred();
-  const answer = deferred();
-  const calledItems: string[] = [];
-  const client: ChargeClient = {
-    authorizations: {
-      async create(request, options) {
-        calledItems.push(String(request.order.reference));
-        callOut.resolve();
-        await answer.promise;
-        return good.authorizations.create(request, options);
-      },
-    },
-  };
-  return { client, callOut, answer, calledItems };
-}
 
 /** A store on a pool of the worker's own, which the test closes once the worker is stopped. */
 function ownStore(): { store: BatchStore; pool: pg.Pool } {
@@ -66,7 +36,7 @@ async function queue(
     boss: boss ?? (await world.startedBoss()),
     store: world.database.store,
     queue: name,
-    client: goodClient(),
+    client: goodClient(world),
     ...options,
   });
 }
@@ -81,7 +51,7 @@ async function chargedOnce(itemIds: string[]): Promise<void> {
 }
 
 it("stop() resolves once the job in hand has finished: the worker's pool can be closed right after", async () => {
-  const { client, callOut, answer } = heldClient();
+  const { client, callOut, answer } = heldClient(world);
   const { store, pool } = ownStore();
   const errors: Error[] = [];
   const worker = await queue("stop-in-hand", { store, client });
@@ -101,7 +71,7 @@ it("stop() resolves once the job in hand has finished: the worker's pool can be 
 }, 60_000);
 
 it("a job still waiting for ratePerSecond when the worker stops is put back untouched, and charged once later", async () => {
-  const { client, callOut, answer, calledItems } = heldClient();
+  const { client, callOut, answer, calledItems } = heldClient(world);
   const { store, pool } = ownStore();
   const errors: Error[] = [];
   const worker = await queue("stop-waiting", { store, client });
@@ -165,7 +135,7 @@ it("jobs pg-boss fetched while the worker stopped are not started; pg-boss retri
     },
   });
   let calls = 0;
-  const good = goodClient();
+  const good = goodClient(world);
   const client: ChargeClient = {
     authorizations: {
       create(request, options) {

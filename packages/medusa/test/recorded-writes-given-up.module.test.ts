@@ -17,23 +17,13 @@ import { syncProviderTests } from "./support/sync-provider-tests";
 // it redone.
 
 syncProviderTests("recorded-writes-given-up", (t) => {
-  const {
-    container,
-    lostCapture,
-    triedFor,
-    captureRow,
-    paymentData,
-    paymentMetadata,
-    answer,
-    liveCaptured,
-    errorsAbout,
-    runClock,
-  } = recordedWritesWorld(t, "given_up");
+  const world = recordedWritesWorld(t, "given_up");
+  const { container, lostCapture, errorsAbout } = world;
 
   it("a redo that keeps failing is given up after the bound: set aside, flagged once, not sent again until the flag is cleared", async () => {
     const { paymentId, orderId } = await t.authorizedPayment(100);
     const rowId = await lostCapture(paymentId, 40);
-    const first = runClock();
+    const first = world.runClock();
     const step = RECORDED_WRITE_GIVE_UP_AFTER_MS / (RECORDED_WRITE_MAX_TRIES - 1);
     t.sandbox().injectFault({
       kind: "unavailable",
@@ -46,7 +36,7 @@ syncProviderTests("recorded-writes-given-up", (t) => {
         const before = t.sandbox().stats().requests;
         expect(await resendRecordedWrites(container(), new Date(first + run * step))).toEqual([]);
         expect(t.sandbox().stats().requests - before).toBeGreaterThan(0);
-        expect((await captureRow(rowId))?.deleted_at).not.toBeNull();
+        expect((await world.captureRow(rowId))?.deleted_at).not.toBeNull();
       }
       // Given up: one ERROR line naming the payment, the kind, the amount and the last failure.
       const errors = errorsAbout(paymentId);
@@ -55,7 +45,7 @@ syncProviderTests("recorded-writes-given-up", (t) => {
       expect(errors[0]!.message).toContain(`capture ${rowId} of 40`);
       expect(errors[0]!.message).toMatch(/did not answer in time/);
       // The row stays set aside: Medusa shows what the service holds, nothing captured.
-      const row = await captureRow(rowId);
+      const row = await world.captureRow(rowId);
       expect(row?.deleted_at).not.toBeNull();
       expect(row?.metadata).toMatchObject({
         purchase_auth_redo: {
@@ -64,14 +54,14 @@ syncProviderTests("recorded-writes-given-up", (t) => {
           last_error: expect.stringMatching(/did not answer in time/),
         },
       });
-      expect(await liveCaptured(paymentId)).toBe("0.00");
+      expect(await world.liveCaptured(paymentId)).toBe("0.00");
       expect(t.serviceOrder(orderId)?.capturedAmount).toBe("0.00");
       // The payment is flagged for a person, as the admin widget shows it, and its metadata names
       // the row (Medusa never writes it back).
-      expect(String((await paymentData(paymentId)).review_reason)).toMatch(
+      expect(String((await world.paymentData(paymentId)).review_reason)).toMatch(
         new RegExp(`capture of 40.*${rowId}.*gave up`),
       );
-      expect(await paymentMetadata(paymentId)).toMatchObject({
+      expect(await world.paymentMetadata(paymentId)).toMatchObject({
         purchase_auth_given_up: { kind: "capture", row_id: rowId },
       });
       // Later runs skip it: no request, no line.
@@ -87,29 +77,29 @@ syncProviderTests("recorded-writes-given-up", (t) => {
       t.sandbox().clearFaults();
     }
     // A person answers (the service answers again): the next run redoes it, and it lands.
-    await answer(paymentId);
+    await world.answer(paymentId);
     const later = new Date(first + RECORDED_WRITE_GIVE_UP_AFTER_MS + 25 * 3_600_000);
     expect(await resendRecordedWrites(container(), later)).toEqual([paymentId]);
     expect(t.serviceOrder(orderId)?.capturedAmount).toBe("40.00");
-    expect(await liveCaptured(paymentId)).toBe("40.00");
-    expect(await captureRow(rowId)).toBeUndefined();
-    expect((await paymentData(paymentId)).review_reason ?? null).toBeNull();
+    expect(await world.liveCaptured(paymentId)).toBe("40.00");
+    expect(await world.captureRow(rowId)).toBeUndefined();
+    expect((await world.paymentData(paymentId)).review_reason ?? null).toBeNull();
     expect(errorsAbout(paymentId)).toHaveLength(1);
   });
 
   it("a row whose last allowed try a crash cut short is given up without another request", async () => {
     const { paymentId, orderId } = await t.authorizedPayment(50);
-    const now = runClock();
+    const now = world.runClock();
     // Set aside by earlier runs, tried the allowed number of times, the last one never finished.
-    const rowId = await lostCapture(paymentId, 20, triedFor(RECORDED_WRITE_MAX_TRIES, now));
+    const rowId = await lostCapture(paymentId, 20, world.triedFor(RECORDED_WRITE_MAX_TRIES, now));
     const before = t.sandbox().stats().requests;
     expect(await resendRecordedWrites(container(), new Date(now))).toEqual([]);
     expect(t.sandbox().stats().requests - before).toBe(0);
     const errors = errorsAbout(paymentId);
     expect(errors).toHaveLength(1);
     expect(errors[0]!.message).toContain(`capture ${rowId} of 20`);
-    expect((await captureRow(rowId))?.deleted_at).not.toBeNull();
-    expect(String((await paymentData(paymentId)).review_reason)).toContain(rowId);
+    expect((await world.captureRow(rowId))?.deleted_at).not.toBeNull();
+    expect(String((await world.paymentData(paymentId)).review_reason)).toContain(rowId);
     expect(t.serviceOrder(orderId)?.capturedAmount).toBe("0.00");
   });
 });
