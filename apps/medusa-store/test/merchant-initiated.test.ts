@@ -11,8 +11,11 @@ import {
   orderOnceFollowed,
   orderWithPayments,
 } from "./support/checkout";
-import { holdWebhooks } from "./support/hold-webhooks";
-import { draftOrder as makeDraftOrder, serverOrder as makeServerOrder } from "./support/orders";
+import {
+  chargeDraft as chargeDraftWith,
+  draftOrder as makeDraftOrder,
+  serverOrder as makeServerOrder,
+} from "./support/orders";
 import { shopSuite } from "./support/shop-suite";
 import { eventually, registerCustomer } from "./support/store-api";
 
@@ -24,7 +27,7 @@ import { eventually, registerCustomer } from "./support/store-api";
 const cents = (value: unknown) => Math.round(Number(value) * 100);
 
 shopSuite("merchant-initiated", (suite) => {
-  const { api, container, sandbox, shop, store, authorizationsOf, setWebhooks } = suite;
+  const { api, container, sandbox, shop, store, authorizationsOf } = suite;
 
   const serverOrder = (customerId: string, email: string) =>
     makeServerOrder(container(), store(), customerId, email);
@@ -269,16 +272,7 @@ shopSuite("merchant-initiated", (suite) => {
     const draftOrder = (customerId: string, email: string) =>
       makeDraftOrder(api, shop().admin, store(), customerId, email);
 
-    const chargeDraft = (id: string) =>
-      api.post<{
-        message?: string;
-        charge: StoredTokenCharge;
-        order: { id: string; status: string; is_draft_order: boolean };
-      }>(
-        `/admin/draft-orders/${id}/purchase-auth-charge`,
-        {},
-        { headers: shop().admin, validateStatus: () => true },
-      );
+    const chargeDraft = (id: string) => chargeDraftWith(shop(), id);
 
     it("charges the customer's saved token, places the order, and a second click charges nothing", async () => {
       const customer = await customerWithToken(shop(), "draft@example.com");
@@ -336,71 +330,6 @@ shopSuite("merchant-initiated", (suite) => {
       expect(declined.data.message).toMatch(/TOKEN_REVOKED/);
       expect(declined.data.order).toMatchObject({ is_draft_order: true, status: "draft" });
       expect(authorizationsOf(customer.customerToken)).toHaveLength(0);
-    });
-
-    /** The draft as an order now: placed (pending), or still a draft. */
-    async function orderState(id: string) {
-      const { data } = await api.get<{ order: { status: string; is_draft_order: boolean } }>(
-        `/admin/orders/${id}?fields=id,status,is_draft_order`,
-        { headers: shop().admin },
-      );
-      return { status: data.order.status, is_draft_order: data.order.is_draft_order };
-    }
-
-    /** The admin's click while the service commits the charge and its answer is lost: 503, still a draft. */
-    async function chargeDraftAnswerLost(id: string) {
-      loseCreateAnswers(sandbox());
-      const lost = await chargeDraft(id).finally(() => sandbox().clearFaults());
-      expect(lost.status).toBe(503);
-      expect(lost.data.charge).toMatchObject({ status: "unknown" });
-      expect(lost.data.order).toMatchObject({ is_draft_order: true, status: "draft" });
-      return lost.data.charge;
-    }
-
-    /** Once converted: a click answers the one charge, and Medusa's payment matches the service's. */
-    async function expectConvertedWithOneCharge(id: string, customerToken: string, total: number) {
-      expect(await orderState(id)).toEqual({ status: "pending", is_draft_order: false });
-      const again = await chargeDraft(id);
-      expect(again.status).toBe(200);
-      expect(again.data.charge).toMatchObject({ status: "authorized", attempted: false });
-      expect(authorizationsOf(customerToken)).toHaveLength(1);
-      const { compared } = await expectMedusaMatchesService(shop(), id);
-      expect(compared.map((o) => cents(o.totalAmount))).toEqual([total]);
-      expect((await reconcileUnknownOutcomes(container())).converted).toEqual([]);
-    }
-
-    it("a draft whose charge's answer was lost is converted by the reconcile job that records the charge", async () => {
-      const customer = await customerWithToken(shop(), "draft-lost@example.com");
-      const id = await draftOrder(customer.customerId, "draft-lost@example.com");
-      const total = await orderTotal(id);
-      // The service's webhooks are kept from Medusa: only the job can learn of the charge.
-      const sink = await holdWebhooks();
-      setWebhooks([sink.url]);
-      try {
-        const lost = await chargeDraftAnswerLost(id);
-        const report = await reconcileUnknownOutcomes(container());
-        expect(report.resolved).toContain(lost.payment_session_id);
-        expect(report.converted).toEqual([id]);
-      } finally {
-        setWebhooks();
-        await sink.close();
-      }
-      await expectConvertedWithOneCharge(id, customer.customerToken, total);
-    });
-
-    it("a draft whose charge's answer was lost and whose payment the service's webhook recorded is converted by the job", async () => {
-      const customer = await customerWithToken(shop(), "draft-webhook@example.com");
-      const id = await draftOrder(customer.customerId, "draft-webhook@example.com");
-      const total = await orderTotal(id);
-      await chargeDraftAnswerLost(id);
-      await sandbox().settle();
-      await eventually(async () => {
-        const order = await orderWithPayments(shop(), id);
-        return order.payment_collections[0]?.payments.length ? order : undefined;
-      });
-      expect(await orderState(id)).toEqual({ status: "draft", is_draft_order: true });
-      expect((await reconcileUnknownOutcomes(container())).converted).toEqual([id]);
-      await expectConvertedWithOneCharge(id, customer.customerToken, total);
     });
   });
 });

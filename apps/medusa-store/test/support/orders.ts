@@ -1,7 +1,8 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import { createOrderWorkflow } from "@medusajs/medusa/core-flows";
+import type { StoredTokenCharge } from "@purchase-auth/medusa/workflows";
 import type { SeededStore } from "../../src/scripts/seed-store";
-import { ADDRESS } from "./checkout";
+import { ADDRESS, type Shop } from "./checkout";
 import type { Api } from "./store-api";
 
 // Orders made without a checkout: by server code (a subscription's scheduled job) and by the admin.
@@ -53,4 +54,26 @@ export async function draftOrder(
     { headers: admin },
   );
   return data.draft_order.id;
+}
+
+/** The admin's "charge the customer's saved payment method" on draft order `id`, whatever it answers. */
+export function chargeDraft(shop: Shop, id: string) {
+  return shop.api.post<{
+    message?: string;
+    charge: StoredTokenCharge;
+    order: { id: string; status: string; is_draft_order: boolean };
+  }>(
+    `/admin/draft-orders/${id}/purchase-auth-charge`,
+    {},
+    { headers: shop.admin, validateStatus: () => true },
+  );
+}
+
+/** Order `id` as the admin reads it now: its status, whether it is still a draft, and its total. */
+export async function orderState(shop: Shop, id: string) {
+  const { data } = await shop.api.get<{ order: { status: string; is_draft_order: boolean; total: number } }>(
+    `/admin/orders/${id}?fields=id,status,is_draft_order,total`,
+    { headers: shop.admin },
+  );
+  return data.order;
 }

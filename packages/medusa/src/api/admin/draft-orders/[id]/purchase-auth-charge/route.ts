@@ -1,14 +1,17 @@
 import type { AuthenticatedMedusaRequest, MedusaResponse } from "@medusajs/framework/http";
 import { ContainerRegistrationKeys, MedusaError } from "@medusajs/framework/utils";
-import { convertDraftOrderWorkflow, updateOrderTaxLinesWorkflow } from "@medusajs/medusa/core-flows";
+import { updateOrderTaxLinesWorkflow } from "@medusajs/medusa/core-flows";
+import { toCentsRounded } from "../../../../../providers/purchase-auth/amounts";
 import { chargeStoredTokenWorkflow } from "../../../../../workflows/charge-stored-token";
 import type { StoredTokenChargeStatus } from "../../../../../workflows/charge-stored-token-result";
+import { convertDraft } from "../../../../../workflows/charged-drafts";
 import type { ChargeDraftOrderBodyType } from "../../../../validators";
 
 interface OrderRow {
   id: string;
   status: string;
   is_draft_order: boolean | null;
+  total: unknown;
   customer_id: string | null;
   payment_collections?: Array<{ id: string } | null> | null;
 }
@@ -27,7 +30,7 @@ async function readOrder(req: AuthenticatedMedusaRequest, id: string): Promise<O
   const query = req.scope.resolve(ContainerRegistrationKeys.QUERY);
   const { data } = await query.graph({
     entity: "order",
-    fields: ["id", "status", "is_draft_order", "customer_id", "payment_collections.id"],
+    fields: ["id", "status", "is_draft_order", "total", "customer_id", "payment_collections.id"],
     filters: { id },
   });
   const order = data[0] as OrderRow | undefined;
@@ -70,8 +73,18 @@ export async function POST(
   });
   const charged =
     charge.status === "authorized" || charge.status === "captured" || charge.status === "pending";
-  if (charged && before.is_draft_order) {
-    await convertDraftOrderWorkflow(req.scope).run({ input: { id } });
+  // Read again: the reconcile job may have converted it meanwhile (the charge workflow waits for
+  // the job's run on the same order), and the draft may have been edited since its charge.
+  const current = await readOrder(req, id);
+  if (charged && current.is_draft_order) {
+    if (charge.amount === null || toCentsRounded(charge.amount) !== toCentsRounded(current.total)) {
+      throw new MedusaError(
+        MedusaError.Types.NOT_ALLOWED,
+        `The draft order's total (${current.total}) is not the amount charged (${charge.amount}): it changed after the charge, so it is not placed as paid. Charge the difference or cancel the payment, then convert it.`,
+      );
+    }
+    const { kind, error } = await convertDraft(req.scope, id);
+    if (kind === "failed") throw error;
   }
   const after = await readOrder(req, id);
   res.status(HTTP_STATUS[charge.status]).json({

@@ -1,0 +1,167 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { Modules } from "@medusajs/framework/utils";
+import { reconcileUnknownOutcomes } from "@purchase-auth/medusa/workflows";
+import { describe, expect, it } from "vitest";
+import {
+  customerWithToken,
+  expectMedusaMatchesService,
+  loseCreateAnswers,
+  orderWithPayments,
+} from "./support/checkout";
+import { holdWebhooks } from "./support/hold-webhooks";
+import {
+  chargeDraft as chargeDraftWith,
+  draftOrder as makeDraftOrder,
+  orderState as orderStateOf,
+} from "./support/orders";
+import { shopSuite } from "./support/shop-suite";
+import { eventually } from "./support/store-api";
+
+// The admin's charge of a draft order converts the draft once the service authorized the charge.
+// When the route does not see that (its outcome unknown, 503), the reconcile job or the service's
+// webhook records the payment later, and the job converts the draft, as the route would have: the
+// money was held for a draft nobody fulfils. Not a draft whose total changed after its charge
+// (converting it would place an order nobody paid in full), and the route's own click, racing the
+// job, answers the charge rather than an error.
+
+const cents = (value: unknown) => Math.round(Number(value) * 100);
+
+shopSuite("charged-drafts", (suite) => {
+  const { api, container, sandbox, shop, store, authorizationsOf, setWebhooks } = suite;
+
+  const draftOrder = (customerId: string, email: string) =>
+    makeDraftOrder(api, shop().admin, store(), customerId, email);
+  const chargeDraft = (id: string) => chargeDraftWith(shop(), id);
+  const orderState = async (id: string) => {
+    const { status, is_draft_order } = await orderStateOf(shop(), id);
+    return { status, is_draft_order };
+  };
+
+  /** The admin's click while the service commits the charge and its answer is lost: 503, still a draft. */
+  async function chargeDraftAnswerLost(id: string) {
+    loseCreateAnswers(sandbox());
+    const lost = await chargeDraft(id).finally(() => sandbox().clearFaults());
+    expect(lost.status).toBe(503);
+    expect(lost.data.charge).toMatchObject({ status: "unknown" });
+    expect(lost.data.order).toMatchObject({ is_draft_order: true, status: "draft" });
+    return lost.data.charge;
+  }
+
+  /** Until the payment of the draft's charge is recorded (by the service's webhook). */
+  async function paymentRecorded(id: string) {
+    await sandbox().settle();
+    await eventually(async () => {
+      const order = await orderWithPayments(shop(), id);
+      return order.payment_collections[0]?.payments.length ? order : undefined;
+    });
+  }
+
+  /** Once converted: a click answers the one charge, and Medusa's payment matches the service's. */
+  async function expectConvertedWithOneCharge(id: string, customerToken: string, total: number) {
+    expect(await orderState(id)).toEqual({ status: "pending", is_draft_order: false });
+    const again = await chargeDraft(id);
+    expect(again.status).toBe(200);
+    expect(again.data.charge).toMatchObject({ status: "authorized", attempted: false });
+    expect(authorizationsOf(customerToken)).toHaveLength(1);
+    const { compared } = await expectMedusaMatchesService(shop(), id);
+    expect(compared.map((o) => cents(o.totalAmount))).toEqual([total]);
+    expect((await reconcileUnknownOutcomes(container())).converted).toEqual([]);
+  }
+
+  describe("the reconcile job", () => {
+    it("converts a draft whose charge's answer was lost once it records the charge", async () => {
+      const customer = await customerWithToken(shop(), "draft-lost@example.com");
+      const id = await draftOrder(customer.customerId, "draft-lost@example.com");
+      const total = cents((await orderStateOf(shop(), id)).total);
+      // The service's webhooks are kept from Medusa: only the job can learn of the charge.
+      const sink = await holdWebhooks();
+      setWebhooks([sink.url]);
+      try {
+        const lost = await chargeDraftAnswerLost(id);
+        const report = await reconcileUnknownOutcomes(container());
+        expect(report.resolved).toContain(lost.payment_session_id);
+        expect(report.converted).toEqual([id]);
+      } finally {
+        setWebhooks();
+        await sink.close();
+      }
+      await expectConvertedWithOneCharge(id, customer.customerToken, total);
+    });
+
+    it("converts a draft whose charge the service's webhook recorded", async () => {
+      const customer = await customerWithToken(shop(), "draft-webhook@example.com");
+      const id = await draftOrder(customer.customerId, "draft-webhook@example.com");
+      const total = cents((await orderStateOf(shop(), id)).total);
+      await chargeDraftAnswerLost(id);
+      await paymentRecorded(id);
+      expect(await orderState(id)).toEqual({ status: "draft", is_draft_order: true });
+      expect((await reconcileUnknownOutcomes(container())).converted).toEqual([id]);
+      await expectConvertedWithOneCharge(id, customer.customerToken, total);
+    });
+
+    it("does not convert a draft edited after its charge, whose payment no longer covers its total", async () => {
+      const customer = await customerWithToken(shop(), "draft-edited@example.com");
+      const id = await draftOrder(customer.customerId, "draft-edited@example.com");
+      const sink = await holdWebhooks();
+      setWebhooks([sink.url]);
+      try {
+        // The click's answer is lost: the merchant believes nothing was charged and adds items.
+        await chargeDraftAnswerLost(id);
+        const before = cents((await orderStateOf(shop(), id)).total);
+        for (const [path, body] of [
+          ["edit", {}],
+          ["edit/items", { items: [{ variant_id: store().variantId, quantity: 2 }] }],
+          ["edit/confirm", {}],
+        ] as const) {
+          const answer = await api.post(`/admin/draft-orders/${id}/${path}`, body, {
+            headers: shop().admin,
+            validateStatus: () => true,
+          });
+          expect(answer.status, JSON.stringify(answer.data)).toBe(200);
+        }
+        expect(cents((await orderStateOf(shop(), id)).total)).toBeGreaterThan(before);
+        // The job records the first charge, at the old amount, and leaves the draft a draft.
+        expect((await reconcileUnknownOutcomes(container())).converted).toEqual([]);
+      } finally {
+        setWebhooks();
+        await sink.close();
+      }
+      expect(await orderState(id)).toEqual({ status: "draft", is_draft_order: true });
+      // The admin's click says why it is not placed.
+      const click = await chargeDraft(id);
+      expect(click.status).toBe(400);
+      expect(JSON.stringify(click.data)).toMatch(/changed after the charge/);
+      expect(await orderState(id)).toEqual({ status: "draft", is_draft_order: true });
+    });
+  });
+
+  describe("the admin route and the job on the same draft", () => {
+    it("a click that lands while the job converts the draft answers the charge, not an error", async () => {
+      const customer = await customerWithToken(shop(), "draft-race@example.com");
+      const id = await draftOrder(customer.customerId, "draft-race@example.com");
+      await chargeDraftAnswerLost(id);
+      await paymentRecorded(id);
+      // The click's charge workflow waits for the order's charge lock, held here to make the
+      // interleaving certain (the job's own charge of the order gives the same window).
+      const locking = container().resolve(Modules.LOCKING) as {
+        acquire(key: string, args: { ownerId: string; expire: number }): Promise<void>;
+        release(key: string, args: { ownerId: string }): Promise<boolean>;
+      };
+      const key = `purchase-auth-charge-order:${id}`;
+      await locking.acquire(key, { ownerId: "charged-drafts-test", expire: 60 });
+      let click: ReturnType<typeof chargeDraft> | undefined;
+      try {
+        click = chargeDraft(id);
+        // Time for the route to read the draft (still a draft) and wait in its charge. (Should it be
+        // slower, it reads an order and the race is not made: the test then proves less, never fails.)
+        await sleep(1_500);
+        expect((await reconcileUnknownOutcomes(container())).converted).toEqual([id]);
+      } finally {
+        await locking.release(key, { ownerId: "charged-drafts-test" });
+      }
+      const answer = await click;
+      expect(answer.status, JSON.stringify(answer.data)).toBe(200);
+      expect(answer.data.order).toMatchObject({ id, is_draft_order: false, status: "pending" });
+    });
+  });
+});
