@@ -72,7 +72,7 @@ function checkOrder(order: Json, issues: string[]): AuthorizationRequest["order"
         continue;
       }
       const id = typeof item.id === "string" ? item.id.trim() : undefined;
-      if (id === undefined || id.length === 0 || id.length > 50) issues.push(`${path}.id`);
+      if (id === undefined || id.length === 0 || !atMost(id, 50)) issues.push(`${path}.id`);
       const description = typeof item.description === "string" ? item.description.trim() : undefined;
       if (description === undefined || description.length === 0) issues.push(`${path}.description`);
       const { unitPrice, quantity, vat } = item;
@@ -161,19 +161,28 @@ function cents(amount: string): bigint {
 }
 
 function optionalText(value: unknown, max: number): boolean {
-  return value === undefined || (typeof value === "string" && value.length <= max);
+  return value === undefined || (typeof value === "string" && atMost(value, max));
 }
 
-/** Cuts to `max` characters counted as code points, as the service counts them. */
-function truncate(value: string, max: number): string {
-  if (value.length <= max) return value;
+/** The UTF-16 length of `value`'s first `max` characters, counted as code points as the service does. */
+function unitsOf(value: string, max: number): number {
   let end = 0;
   for (let characters = 0; characters < max && end < value.length; characters++) {
     const unit = value.charCodeAt(end);
     const next = value.charCodeAt(end + 1);
     end += unit >= 0xd800 && unit <= 0xdbff && next >= 0xdc00 && next <= 0xdfff ? 2 : 1;
   }
-  return value.slice(0, end);
+  return end;
+}
+
+/** At most `max` characters (code points). */
+function atMost(value: string, max: number): boolean {
+  return value.length <= max || unitsOf(value, max) === value.length;
+}
+
+/** Cuts to `max` characters (code points). */
+function truncate(value: string, max: number): string {
+  return value.length <= max ? value : value.slice(0, unitsOf(value, max));
 }
 
 function isTimespan(value: unknown): boolean {
