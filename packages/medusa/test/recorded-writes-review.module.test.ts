@@ -204,4 +204,35 @@ syncProviderTests("recorded-writes-review", (t) => {
     expect(errorsAbout(paymentId)).toHaveLength(1);
     expect(await reviewReason(paymentId)).toContain(`(${rowId})`);
   });
+
+  it("a row given up by the previous version (flag in data only) is not sent when Medusa erases the flag", async () => {
+    const { paymentId, orderId } = await t.authorizedPayment(100);
+    const now = runClock();
+    const rowId = await lostCapture(paymentId, 40, triedFor(RECORDED_WRITE_MAX_TRIES, now));
+    const before = await paymentData(paymentId);
+    // What the previous version's giveUp wrote: the flag (old text), then the row's given_up_at.
+    const oldReason = `Medusa recorded a capture of 40.00 (${rowId}) that never reached the service, and the reconcile job gave up sending it again after 5 tries since x; it is set aside, so Medusa shows what the service holds. See the job's ERROR line for why. To have the job send it again, clear this review_reason; to drop it, delete the set-aside capture row, then clear this review_reason.`;
+    await t
+      .pg()
+      .raw("update payment set data = data || jsonb_build_object('review_reason', ?::text) where id = ?", [
+        oldReason,
+        paymentId,
+      ]);
+    await t
+      .pg()
+      .raw(
+        `update capture set metadata = jsonb_set(metadata, '{purchase_auth_redo,given_up_at}', to_jsonb(?::text)) where id = ?`,
+        [new Date(now).toISOString(), rowId],
+      );
+    // The upgraded job skips it while flagged.
+    expect(await resendRecordedWrites(container(), new Date(now))).toEqual([]);
+    expect(t.serviceOrder(orderId)?.capturedAmount).toBe("0.00");
+    // Medusa writes back the data it read before the flag.
+    await t.pg().raw("update payment set data = ? where id = ?", [before, paymentId]);
+    expect(await reviewReason(paymentId)).toBe("");
+    await resendRecordedWrites(container(), new Date(now + 5 * 60_000));
+    // Nobody answered: nothing may be sent, the flag must be back.
+    expect(t.serviceOrder(orderId)?.capturedAmount).toBe("0.00");
+    expect(await reviewReason(paymentId)).toContain(`(${rowId})`);
+  });
 });

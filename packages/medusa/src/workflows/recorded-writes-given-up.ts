@@ -45,6 +45,11 @@ export interface RedoTries {
    * with: only a row recorded after it can be the redo's (set-aside.ts, redoRowOf).
    */
   redo_started_at: string | null;
+  /**
+   * The plugin's row a person was asked about when the pass gave up on this one (lateLookalikeOf):
+   * answered, the row is sent whatever that row is.
+   */
+  asked_about: string | null;
 }
 
 export interface SetAside {
@@ -66,6 +71,7 @@ export function redoTriesOf(metadata: Record<string, unknown> | null | undefined
     last_error: text(kept.last_error),
     given_up_at: text(kept.given_up_at),
     redo_started_at: text(kept.redo_started_at),
+    asked_about: text(kept.asked_about),
   };
 }
 

@@ -54,11 +54,28 @@ function waitingText(waiting: readonly WaitingRow[]): string {
   return ` Set aside behind it, and not counted by Medusa until it is sent again or dropped: ${rows}.`;
 }
 
+/** Why the pass gave up: tried out, or a plugin row that may be the row's own try (`lookalike`). */
+export interface GiveUpCause {
+  tries: RedoTries;
+  lookalike?: string;
+}
+
+/** What happened, in the review reason's words. */
+function causeText(unsent: Unsent, amount: string, { tries, lookalike }: GiveUpCause): string {
+  if (lookalike === undefined)
+    return `the reconcile job tried to send it again ${tries.tries} times since ${tries.first_tried_at ?? "?"} and gave up.`;
+  return `a try to send it again may have reached the service with its answer lost, and the plugin has since recorded a ${unsent.kind} of ${amount} (${lookalike}) from the service's figures: that may be this one, or another of the same amount. The reconcile job does not decide: if it is this one, drop this ${unsent.kind}; if not, have the job send it.`;
+}
+
 /** The review reason of a payment given up on (ids and amounts only: the data reaches storefronts). */
-export function givenUpReason(unsent: Unsent, tries: RedoTries, waiting: readonly WaitingRow[] = []): string {
+export function givenUpReason(
+  unsent: Unsent,
+  cause: GiveUpCause,
+  waiting: readonly WaitingRow[] = [],
+): string {
   const { kind, row } = unsent;
   const amount = formatCents(toCentsRounded(amountOf(row)));
-  return `Medusa recorded a ${kind} of ${amount} ${named(row.id)} that a crash kept from the service; the reconcile job tried to send it again ${tries.tries} times since ${tries.first_tried_at ?? "?"} and gave up. It is set aside: Medusa does not count it.${waitingText(waiting)} See the job's ERROR line for why. To have the job send it again, remove this review_reason and the payment's metadata key ${GIVEN_UP_KEY}; to drop it, first delete the set-aside ${kind} row.`;
+  return `Medusa recorded a ${kind} of ${amount} ${named(row.id)} that a crash kept from the service; ${causeText(unsent, amount, cause)} It is set aside: Medusa does not count it.${waitingText(waiting)} See the job's ERROR line for why. To have the job send it again, remove this review_reason and the payment's metadata key ${GIVEN_UP_KEY}; to drop it, first delete the set-aside ${kind} row.`;
 }
 
 /** The rows set aside behind `unsent`, as the flag names them. */
@@ -97,7 +114,7 @@ async function flag(
 }
 
 /**
- * Gives up on the row's redo after `tries` (as last recorded): the row's stamp, the payment's flag
+ * Gives up on the row's redo (`cause`: tried out, or a lookalike a person must tell apart): the row's stamp, the payment's flag
  * and its metadata key in one transaction (a crash leaves all or none), under the payment's lock (a
  * follow writing the payment's data back would drop a flag written meanwhile); then one ERROR line.
  * The row, and the rows waiting behind it, stay set aside. False: the redo did not settle.
@@ -106,22 +123,33 @@ export async function giveUpOn(
   container: MedusaContainer,
   paymentId: string,
   unsent: Unsent,
-  tries: RedoTries,
+  cause: GiveUpCause,
   now: Date,
 ): Promise<false> {
   const waiting = await withPaymentLock(container, paymentId, async () => {
     const waiting = await waitingBehind(container, paymentId, unsent);
     await knexOf(container).transaction(async (trx) => {
-      await mergeTries(container, unsent, `'given_up_at', ?::text`, [now.toISOString()], trx);
-      await flag(trx, paymentId, unsent, givenUpReason(unsent, tries, waiting));
+      await mergeTries(
+        container,
+        unsent,
+        `'given_up_at', ?::text, 'asked_about', ?::text`,
+        [now.toISOString(), cause.lookalike ?? null],
+        trx,
+      );
+      await flag(trx, paymentId, unsent, givenUpReason(unsent, cause, waiting));
     });
     return waiting;
   });
   const amount = formatCents(toCentsRounded(amountOf(unsent.row)));
+  const { tries, lookalike } = cause;
+  const why =
+    lookalike === undefined
+      ? `failed ${tries.tries} times since ${tries.first_tried_at ?? "?"}, last: ${tries.last_error ?? "the try did not finish (the process stopped)"}`
+      : `may have been done by a try whose answer was lost: the plugin has since recorded ${unsent.kind} ${lookalike} of the same amount from the service's figures, which may be it or another`;
   container
     .resolve(ContainerRegistrationKeys.LOGGER)
     .error(
-      `purchase-auth: payment ${paymentId} needs review: sending its ${unsent.kind} ${unsent.row.id} of ${amount} again (Medusa recorded it, a crash kept it from the service) failed ${tries.tries} times since ${tries.first_tried_at ?? "?"}, last: ${tries.last_error ?? "the try did not finish (the process stopped)"}. The job gives up: the ${unsent.kind} stays set aside (Medusa does not count it), and the payment is flagged (review_reason, metadata ${GIVEN_UP_KEY}); remove both to have the job send it again.${waitingText(waiting)}`,
+      `purchase-auth: payment ${paymentId} needs review: sending its ${unsent.kind} ${unsent.row.id} of ${amount} again (Medusa recorded it, a crash kept it from the service) ${why}. The job gives up: the ${unsent.kind} stays set aside (Medusa does not count it), and the payment is flagged (review_reason, metadata ${GIVEN_UP_KEY}); remove both to have the job send it again, or delete the set-aside row first to drop it.${waitingText(waiting)}`,
     );
   return false;
 }
@@ -147,12 +175,9 @@ export async function answeredOrFlaggedAgain(
   const { reason, mark } = (rows[0] ?? {}) as { reason?: string | null; mark?: { row_id?: string } | null };
   if (reason?.includes(named(unsent.row.id))) return false;
   if (mark?.row_id === unsent.row.id) {
-    await flag(
-      knexOf(container),
-      paymentId,
-      unsent,
-      givenUpReason(unsent, tries, await waitingBehind(container, paymentId, unsent)),
-    );
+    const cause = { tries, ...(tries.asked_about ? { lookalike: tries.asked_about } : {}) };
+    const waiting = await waitingBehind(container, paymentId, unsent);
+    await flag(knexOf(container), paymentId, unsent, givenUpReason(unsent, cause, waiting));
     logger.warn(
       `purchase-auth: payment ${paymentId} had lost its review_reason about ${unsent.kind} ${unsent.row.id}, given up on (Medusa writes a payment's data back after a capture, refund or cancel); it is written again. To have the job send it again, remove the review_reason and the payment's metadata key ${GIVEN_UP_KEY}.`,
     );
@@ -168,4 +193,25 @@ export async function answeredOrFlaggedAgain(
     `purchase-auth: payment ${paymentId} is no longer flagged: ${unsent.kind} ${unsent.row.id}, set aside, is sent again`,
   );
   return true;
+}
+
+/**
+ * Payments given up on by a version before the metadata key: their flag names the row, the key is
+ * missing, and a flag Medusa then erased would look answered. The key is written for them (one
+ * statement a run; a handful of rows at most).
+ */
+export async function markEarlierGiveUps(container: MedusaContainer): Promise<void> {
+  await knexOf(container).raw(
+    `update payment p set metadata = coalesce(p.metadata, '{}'::jsonb)
+       || jsonb_build_object('${GIVEN_UP_KEY}', jsonb_build_object('kind', g.kind, 'row_id', g.id))
+     from (select 'capture' as kind, c.id, c.payment_id from capture c
+             where c.deleted_at is not null and c.metadata->'${REDO_TRIES_KEY}'->>'given_up_at' is not null
+           union all
+           select 'refund', r.id, r.payment_id from refund r
+             where r.deleted_at is not null and r.metadata->'${REDO_TRIES_KEY}'->>'given_up_at' is not null) g
+     where p.id = g.payment_id and p.deleted_at is null
+       and strpos(coalesce(p.data->>'review_reason', ''), '(' || g.id || ')') > 0
+       and p.metadata->'${GIVEN_UP_KEY}' is null`,
+    [],
+  );
 }

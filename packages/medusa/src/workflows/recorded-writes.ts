@@ -11,10 +11,16 @@ import { knexOf, OURS, SESSION_PAGE_SIZE } from "./lookups";
 import { recordOrderTransactions } from "./order-transactions";
 import { withPaymentLock } from "./payment-lock";
 import { countTry, recordFailure, redoTriesOf, triedOut } from "./recorded-writes-given-up";
-import { answeredOrFlaggedAgain, GIVEN_UP_SKIPPED, giveUpOn } from "./recorded-writes-review";
+import {
+  answeredOrFlaggedAgain,
+  GIVEN_UP_SKIPPED,
+  giveUpOn,
+  markEarlierGiveUps,
+} from "./recorded-writes-review";
 import {
   amountOf,
   isRedoOf,
+  lateLookalikeOf,
   liveRows,
   type Recorded,
   redoRowOf,
@@ -73,6 +79,7 @@ export async function resendRecordedWrites(
       return [];
     }
     const repaired: string[] = [];
+    await markEarlierGiveUps(container);
     const settledBefore = new Date(now.getTime() - RECORDED_WRITE_GRACE_MS);
     for await (const row of paymentsAboveTheirData(container, now, pageSize)) {
       // The pass's lock lives in this transaction, idle meanwhile: a statement keeps it from an
@@ -84,7 +91,7 @@ export async function resendRecordedWrites(
         // done again outside them: Medusa's workflow takes the order's lock in the provider, and a
         // flow holding one lock must not wait for a slot to take another.
         const unsent = await withPaymentLock(container, row.id, () =>
-          takeOldestUnsent(container, row, settledBefore),
+          takeOldestUnsent(container, row, settledBefore, now),
         );
         if (unsent === undefined) continue;
         if (!(await sendAgain(container, row, unsent, now))) {
@@ -161,6 +168,7 @@ async function takeOldestUnsent(
   container: MedusaContainer,
   row: PaymentRow,
   settledBefore: Date,
+  now: Date,
 ): Promise<Unsent | undefined> {
   const orderId = readData(row.data ?? undefined).order_id;
   if (!orderId) return undefined;
@@ -175,6 +183,14 @@ async function takeOldestUnsent(
       // Others still wait: the oldest of them next run, before any newer one is looked for.
       if (await setAsideRow(container, row.id)) return undefined;
     } else if (setAside) {
+      // A plugin row of its amount recorded since its last try may be that try landed: a person
+      // tells (once about that row: answered, the row is sent).
+      const tries = redoTriesOf(setAside.row.metadata);
+      const lookalike = await lateLookalikeOf(container, row.id, setAside);
+      if (lookalike !== undefined && lookalike !== tries.asked_about) {
+        await giveUpOn(container, row.id, setAside, { tries, lookalike }, now);
+        return undefined;
+      }
       // Given up on before, and read again: a person answered (its tries start afresh), or the
       // flag was lost (written again, and nothing sent).
       if (!(await answeredOrFlaggedAgain(container, row.id, setAside))) return undefined;
@@ -241,7 +257,7 @@ async function sendAgain(
   const { kind, row } = unsent;
   // Tried out by earlier runs, the last one cut short (a crash) or the bound passed since: no more.
   const earlier = redoTriesOf(row.metadata);
-  if (triedOut(earlier, now)) return await giveUpOn(container, payment.id, unsent, earlier, now);
+  if (triedOut(earlier, now)) return await giveUpOn(container, payment.id, unsent, { tries: earlier }, now);
   // Counted before it is made, in the row: a try a crash cuts short counts too.
   const counted = await countTry(container, unsent, now);
   logger.warn(
@@ -276,7 +292,8 @@ async function sendAgain(
         // A passing failure (WARN: an outage), or landed twice (ERROR: the service holds more than
         // Medusa shows): the row stays set aside, the next run repeats it, unless it is tried out.
         const failed = await recordFailure(container, unsent, message);
-        if (triedOut(failed, now)) return await giveUpOn(container, payment.id, unsent, failed, now);
+        if (triedOut(failed, now))
+          return await giveUpOn(container, payment.id, unsent, { tries: failed }, now);
         logger[fate.kind === "landed" ? "error" : "warn"](
           `purchase-auth: sending ${kind} ${row.id} of payment ${payment.id} again ${fate.kind === "landed" ? "reached the service, but Medusa could not record it" : "failed"} (${message}); the next run repeats it (try ${counted.tries} since ${counted.first_tried_at})`,
         );

@@ -82,10 +82,8 @@ export async function setAsideRows(
 /**
  * The id of the row Medusa recorded for the last try of `unsent`'s redo: of its kind, amount and
  * who, within minutes after the try began (Medusa's workflow records a new row, then the provider
- * sends it); or the plugin's record of the service's figures of that amount, however late after
- * the try: a try that reached the service with its answer lost and the service unreadable, followed
- * only after the outage (a webhook delivered again), must not be sent a second time. None for a
- * row never tried: a row of the same amount recorded while it waited is someone else's.
+ * sends it). None for a row never tried: a row of the same amount recorded while it waited is
+ * someone else's.
  */
 export async function redoRowOf(
   container: MedusaContainer,
@@ -95,18 +93,37 @@ export async function redoRowOf(
   const started = redoTriesOf(unsent.row.metadata).redo_started_at;
   if (!started) return undefined;
   const from = new Date(started);
-  const until = from.getTime() + REDO_RECORDED_WITHIN_MS;
   const { rows } = await knexOf(container).raw(
-    `select id, amount, raw_amount, created_by, created_at from ${unsent.kind}
-     where payment_id = ? and deleted_at is null and created_at >= ?
+    `select id, amount, raw_amount, created_by from ${unsent.kind}
+     where payment_id = ? and deleted_at is null and created_at >= ? and created_at < ?
      order by created_at, id`,
-    [paymentId, from],
+    [paymentId, from, new Date(from.getTime() + REDO_RECORDED_WITHIN_MS)],
   );
-  return (rows as unknown as Recorded[]).find(
-    (r) =>
-      isRedoOf(r, unsent.row) &&
-      (new Date(r.created_at).getTime() < until || r.created_by === RECORDED_BY_PLUGIN),
-  )?.id;
+  return (rows as unknown as Recorded[]).find((r) => isRedoOf(r, unsent.row))?.id;
+}
+
+/**
+ * The plugin's record of the service's figures of `unsent`'s amount made later than its redo's row
+ * would be (redoRowOf), after its last try began. It may be that try, which reached the service with
+ * its answer lost while the service could not be read, followed only after the outage; or someone
+ * else's capture (refund) of the same amount whose answer was lost. Sending the row would capture
+ * (refund) twice in the first case, dropping it would lose it in the second: a person decides.
+ */
+export async function lateLookalikeOf(
+  container: MedusaContainer,
+  paymentId: string,
+  unsent: Unsent,
+): Promise<string | undefined> {
+  const started = redoTriesOf(unsent.row.metadata).redo_started_at;
+  if (!started) return undefined;
+  const { rows } = await knexOf(container).raw(
+    `select id, amount, raw_amount, created_by from ${unsent.kind}
+     where payment_id = ? and deleted_at is null and created_at >= ? and created_by = ?
+     order by created_at, id`,
+    [paymentId, new Date(new Date(started).getTime() + REDO_RECORDED_WITHIN_MS), RECORDED_BY_PLUGIN],
+  );
+  const amount = toCentsRounded(amountOf(unsent.row));
+  return (rows as unknown as Recorded[]).find((r) => toCentsRounded(amountOf(r)) === amount)?.id;
 }
 
 /**
