@@ -131,6 +131,26 @@ syncProviderTests("recorded-writes-lookalike", (t) => {
     expect((await captureRow(rowId))?.deleted_at).not.toBeNull();
   });
 
+  /** The plugin's captures of the payment (its records of the service's figures), oldest first. */
+  async function pluginCaptures(paymentId: string): Promise<string[]> {
+    const { rows } = await t
+      .pg()
+      .raw(
+        "select id from capture where payment_id = ? and deleted_at is null and created_by = 'purchase-auth' order by created_at, id",
+        [paymentId],
+      );
+    return (rows as { id: string }[]).map((r) => r.id);
+  }
+
+  async function setAmount(rowId: string, amount: number) {
+    await t
+      .pg()
+      .raw(
+        "update capture set amount = ?, raw_amount = jsonb_build_object('value', ?::text, 'precision', 20) where id = ?",
+        [amount, String(amount), rowId],
+      );
+  }
+
   /** The provider's kept write of unknown outcome (a call whose answer was lost), made `interval` older. */
   async function unknownWriteMadeEarlier(paymentId: string, kind: "capture" | "refund", interval: string) {
     const key = `purchase_auth_unknown_${kind}`;
@@ -189,12 +209,7 @@ syncProviderTests("recorded-writes-lookalike", (t) => {
     const rowId = "capt_lookalike_waiting";
     await setAsideTried(paymentId, rowId, 1, "2 days", now);
     await tryMadeEarlier(paymentId, rowId, "20 minutes");
-    await t
-      .pg()
-      .raw(
-        "update capture set amount = 25, raw_amount = jsonb_build_object('value', '25', 'precision', 20) where id = ?",
-        [rowId],
-      );
+    await setAmount(rowId, 25);
     await lostAndFollowed(paymentId, orderId, "capture", 25);
     await unknownWriteMadeEarlier(paymentId, "capture", "15 minutes");
     await resendRecordedWrites(container(), new Date(now));
@@ -253,5 +268,53 @@ syncProviderTests("recorded-writes-lookalike", (t) => {
     expect(await reviewReason(paymentId)).toContain(`(${rowId})`);
     expect((await captureRow(rowId))?.deleted_at).not.toBeNull();
     expect(t.serviceOrder(orderId)?.capturedAmount).toBe("40.00");
+  });
+
+  it("a lookalike followed within 5 minutes of the row's last try (the job's own cadence) is asked about, not taken for the redo", async () => {
+    const { paymentId, orderId } = await t.authorizedPayment(100);
+    const now = runClock();
+    const rowId = "capt_lookalike_in_window";
+    // Tried once by the previous run (5 minutes ago, say), which failed without reaching the service.
+    await setAsideTried(paymentId, rowId, 1, "2 days", now);
+    await setAmount(rowId, 25);
+    await tryMadeEarlier(paymentId, rowId, "3 minutes");
+    // Between the two runs, another capture of 25 (an admin's) is lost and followed: the plugin's row.
+    await lostAndFollowed(paymentId, orderId, "capture", 25);
+    await unknownWriteMadeEarlier(paymentId, "capture", "15 minutes");
+    expect(t.serviceOrder(orderId)?.capturedAmount).toBe("25.00");
+    await resendRecordedWrites(container(), new Date(now));
+    // Kept and asked about, as in the 20-minute case: it was taken for the redo and deleted unsent.
+    expect(await captureRow(rowId)).toBeDefined();
+    expect(await reviewReason(paymentId)).toContain(`(${rowId})`);
+  });
+
+  it("every lookalike is named, and one followed after a person was asked is asked about before the row is sent", async () => {
+    const { paymentId, orderId } = await t.authorizedPayment(200);
+    const now = runClock();
+    const rowId = "capt_lookalike_two";
+    await setAsideTried(paymentId, rowId, RECORDED_WRITE_MAX_TRIES, "2 days", now);
+    await tryMadeEarlier(paymentId, rowId, "1 hour");
+    expect(await resendRecordedWrites(container(), new Date(now))).toEqual([]);
+    await lostAndFollowed(paymentId, orderId, "capture", 40);
+    await unknownWriteMadeEarlier(paymentId, "capture", "1 hour");
+    // The person answers: asked about the plugin's row.
+    await answer(paymentId);
+    await resendRecordedWrites(container(), new Date(now + 3_600_000));
+    const [first] = await pluginCaptures(paymentId);
+    expect(await reviewReason(paymentId)).toContain(first!);
+    // Another capture of 40 is lost and followed before the person answers again.
+    await lostAndFollowed(paymentId, orderId, "capture", 40);
+    await unknownWriteMadeEarlier(paymentId, "capture", "1 hour");
+    const [, second] = await pluginCaptures(paymentId);
+    expect(t.serviceOrder(orderId)?.capturedAmount).toBe("80.00");
+    // Answered about the first: asked about both, nothing sent.
+    await answer(paymentId);
+    await resendRecordedWrites(container(), new Date(now + 3_700_000));
+    expect(t.serviceOrder(orderId)?.capturedAmount).toBe("80.00");
+    expect(await reviewReason(paymentId)).toMatch(new RegExp(`${first}, ${second}`));
+    // Answered about both: sent.
+    await answer(paymentId);
+    await resendRecordedWrites(container(), new Date(now + 3_800_000));
+    expect(t.serviceOrder(orderId)?.capturedAmount).toBe("120.00");
   });
 });

@@ -46,10 +46,10 @@ export interface RedoTries {
    */
   redo_started_at: string | null;
   /**
-   * The plugin's row a person was asked about when the pass gave up on this one (lateLookalikeOf):
-   * answered, the row is sent whatever that row is.
+   * The plugin's rows a person was asked about when the pass gave up on this one (lookalikesOf):
+   * answered, the row is sent whatever those rows are.
    */
-  asked_about: string | null;
+  asked_about: string[];
 }
 
 export interface SetAside {
@@ -71,7 +71,9 @@ export function redoTriesOf(metadata: Record<string, unknown> | null | undefined
     last_error: text(kept.last_error),
     given_up_at: text(kept.given_up_at),
     redo_started_at: text(kept.redo_started_at),
-    asked_about: text(kept.asked_about),
+    asked_about: Array.isArray(kept.asked_about)
+      ? kept.asked_about.filter((id): id is string => typeof id === "string")
+      : [],
   };
 }
 

@@ -54,17 +54,17 @@ function waitingText(waiting: readonly WaitingRow[]): string {
   return ` Set aside behind it, and not counted by Medusa until it is sent again or dropped: ${rows}.`;
 }
 
-/** Why the pass gave up: tried out, or a plugin row that may be the row's own try (`lookalike`). */
+/** Why the pass gave up: tried out, or plugin rows that may be the row's own try (`lookalikes`). */
 export interface GiveUpCause {
   tries: RedoTries;
-  lookalike?: string;
+  lookalikes?: readonly string[];
 }
 
 /** What happened, in the review reason's words. */
-function causeText(unsent: Unsent, amount: string, { tries, lookalike }: GiveUpCause): string {
-  if (lookalike === undefined)
+function causeText(unsent: Unsent, amount: string, { tries, lookalikes = [] }: GiveUpCause): string {
+  if (lookalikes.length === 0)
     return `the reconcile job tried to send it again ${tries.tries} times since ${tries.first_tried_at ?? "?"} and gave up.`;
-  return `a try to send it again may have reached the service with its answer lost, and the plugin has since recorded a ${unsent.kind} of ${amount} (${lookalike}) from the service's figures: that may be this one, or another of the same amount. The reconcile job does not decide: if it is this one, drop this ${unsent.kind}; if not, have the job send it.`;
+  return `a try to send it again may have reached the service with its answer lost, and the plugin has since recorded ${unsent.kind} ${lookalikes.join(", ")} of ${amount} from the service's figures: one may be this one, or they are others of the same amount. The reconcile job does not decide: if one is this one, drop this ${unsent.kind}; if not, have the job send it.`;
 }
 
 /** The review reason of a payment given up on (ids and amounts only: the data reaches storefronts). */
@@ -132,8 +132,8 @@ export async function giveUpOn(
       await mergeTries(
         container,
         unsent,
-        `'given_up_at', ?::text, 'asked_about', ?::text`,
-        [now.toISOString(), cause.lookalike ?? null],
+        `'given_up_at', ?::text, 'asked_about', ?::jsonb`,
+        [now.toISOString(), JSON.stringify(cause.lookalikes ?? [])],
         trx,
       );
       await flag(trx, paymentId, unsent, givenUpReason(unsent, cause, waiting));
@@ -141,11 +141,11 @@ export async function giveUpOn(
     return waiting;
   });
   const amount = formatCents(toCentsRounded(amountOf(unsent.row)));
-  const { tries, lookalike } = cause;
+  const { tries, lookalikes = [] } = cause;
   const why =
-    lookalike === undefined
+    lookalikes.length === 0
       ? `failed ${tries.tries} times since ${tries.first_tried_at ?? "?"}, last: ${tries.last_error ?? "the try did not finish (the process stopped)"}`
-      : `may have been done by a try whose answer was lost: the plugin has since recorded ${unsent.kind} ${lookalike} of the same amount from the service's figures, which may be it or another`;
+      : `may have been done by a try whose answer was lost: the plugin has since recorded ${unsent.kind} ${lookalikes.join(", ")} of the same amount from the service's figures, which may be it or others`;
   container
     .resolve(ContainerRegistrationKeys.LOGGER)
     .error(
@@ -175,7 +175,7 @@ export async function answeredOrFlaggedAgain(
   const { reason, mark } = (rows[0] ?? {}) as { reason?: string | null; mark?: { row_id?: string } | null };
   if (reason?.includes(named(unsent.row.id))) return false;
   if (mark?.row_id === unsent.row.id) {
-    const cause = { tries, ...(tries.asked_about ? { lookalike: tries.asked_about } : {}) };
+    const cause = { tries, lookalikes: tries.asked_about };
     const waiting = await waitingBehind(container, paymentId, unsent);
     await flag(knexOf(container), paymentId, unsent, givenUpReason(unsent, cause, waiting));
     logger.warn(
@@ -183,12 +183,15 @@ export async function answeredOrFlaggedAgain(
     );
     return false;
   }
-  await knexOf(container).raw(
-    `update ${unsent.kind} set metadata = metadata - '${REDO_TRIES_KEY}' where id = ? and deleted_at is not null`,
+  // Its tries start afresh; when its last try began, and what a person was asked about, stay: a
+  // plugin row of its amount recorded since, not asked about yet, is asked about first.
+  const { rows: reset } = await knexOf(container).raw(
+    `update ${unsent.kind} set metadata = jsonb_set(metadata, '{${REDO_TRIES_KEY}}',
+       (metadata->'${REDO_TRIES_KEY}') - 'tries' - 'first_tried_at' - 'given_up_at' - 'last_error')
+     where id = ? and deleted_at is not null returning metadata`,
     [unsent.row.id],
   );
-  unsent.row.metadata = { ...unsent.row.metadata };
-  delete unsent.row.metadata[REDO_TRIES_KEY];
+  unsent.row.metadata = (reset[0] as { metadata?: Record<string, unknown> } | undefined)?.metadata ?? {};
   logger.info(
     `purchase-auth: payment ${paymentId} is no longer flagged: ${unsent.kind} ${unsent.row.id}, set aside, is sent again`,
   );

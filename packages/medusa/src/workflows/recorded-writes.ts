@@ -20,8 +20,8 @@ import {
 import {
   amountOf,
   isRedoOf,
-  lateLookalikeOf,
   liveRows,
+  lookalikesOf,
   type Recorded,
   redoRowOf,
   removeSetAside,
@@ -184,15 +184,16 @@ async function takeOldestUnsent(
       if (await setAsideRow(container, row.id)) return undefined;
     } else if (setAside) {
       // A plugin row of its amount recorded since its last try may be that try landed: a person
-      // tells (once about that row: answered, the row is sent).
+      // tells (once about those rows: answered, the row is sent).
       const tries = redoTriesOf(setAside.row.metadata);
-      const lookalike = await lateLookalikeOf(container, row.id, setAside);
-      if (lookalike !== undefined && lookalike !== tries.asked_about) {
-        await giveUpOn(container, row.id, setAside, { tries, lookalike }, now);
+      const lookalikes = await lookalikesOf(container, row.id, setAside);
+      if (lookalikes.some((id) => !tries.asked_about.includes(id))) {
+        await giveUpOn(container, row.id, setAside, { tries, lookalikes }, now);
         return undefined;
       }
-      // Given up on before, and read again: a person answered (its tries start afresh), or the
-      // flag was lost (written again, and nothing sent).
+      // Given up on before, and read again: a person answered (its tries start afresh; what they
+      // were asked about stays, so a plugin row recorded since is asked about first), or the flag
+      // was lost (written again, and nothing sent).
       if (!(await answeredOrFlaggedAgain(container, row.id, setAside))) return undefined;
       return await setAsideForRedo(container, row.id, setAside.kind, [setAside.row]);
     }

@@ -83,7 +83,8 @@ export async function setAsideRows(
  * The id of the row Medusa recorded for the last try of `unsent`'s redo: of its kind, amount and
  * who, within minutes after the try began (Medusa's workflow records a new row, then the provider
  * sends it). None for a row never tried: a row of the same amount recorded while it waited is
- * someone else's.
+ * someone else's. The plugin's record of the service's figures is not taken for it (lookalikesOf),
+ * unless the row is the plugin's own record too.
  */
 export async function redoRowOf(
   container: MedusaContainer,
@@ -103,38 +104,40 @@ export async function redoRowOf(
 }
 
 /**
- * The plugin's record of the service's figures of `unsent`'s amount made later than its redo's row
- * would be (redoRowOf), after its last try began. It may be that try, which reached the service with
- * its answer lost while the service could not be read, followed only after the outage; or someone
- * else's capture (refund) of the same amount whose answer was lost. Sending the row would capture
- * (refund) twice in the first case, dropping it would lose it in the second: a person decides.
+ * The plugin's records of the service's figures of `unsent`'s amount made since its last try began
+ * (not the row's own redo: redoRowOf), oldest first. Each may be that try, which reached the
+ * service with its answer lost, followed without it; or someone else's capture (refund) of the same
+ * amount whose answer was lost. Sending the row would capture (refund) twice in the first case,
+ * dropping it would lose it in the second: a person decides.
  */
-export async function lateLookalikeOf(
+export async function lookalikesOf(
   container: MedusaContainer,
   paymentId: string,
   unsent: Unsent,
-): Promise<string | undefined> {
+): Promise<string[]> {
   const started = redoTriesOf(unsent.row.metadata).redo_started_at;
-  if (!started) return undefined;
+  if (!started || unsent.row.created_by === RECORDED_BY_PLUGIN) return [];
   const { rows } = await knexOf(container).raw(
     `select id, amount, raw_amount, created_by from ${unsent.kind}
      where payment_id = ? and deleted_at is null and created_at >= ? and created_by = ?
      order by created_at, id`,
-    [paymentId, new Date(new Date(started).getTime() + REDO_RECORDED_WITHIN_MS), RECORDED_BY_PLUGIN],
+    [paymentId, new Date(started), RECORDED_BY_PLUGIN],
   );
   const amount = toCentsRounded(amountOf(unsent.row));
-  return (rows as unknown as Recorded[]).find((r) => toCentsRounded(amountOf(r)) === amount)?.id;
+  return (rows as unknown as Recorded[])
+    .filter((r) => toCentsRounded(amountOf(r)) === amount)
+    .map((r) => r.id);
 }
 
 /**
- * True when `row` has the amount and the who of `setAside`, as the redo's row does, or is the
- * plugin's record of the service's figures (a follow of the redo that landed with its answer lost:
- * redone once more, it would be sent twice).
+ * True when `row` has the amount and the who of `setAside`, as the redo's row does. The plugin's
+ * own record of the service's figures only for a row the plugin recorded itself (a canceled order's
+ * refund): for anyone else's it is a lookalike (lookalikesOf).
  */
 export function isRedoOf(row: Recorded, setAside: Recorded): boolean {
   return (
     toCentsRounded(amountOf(row)) === toCentsRounded(amountOf(setAside)) &&
-    ((row.created_by ?? null) === (setAside.created_by ?? null) || row.created_by === RECORDED_BY_PLUGIN)
+    (row.created_by ?? null) === (setAside.created_by ?? null)
   );
 }
 
