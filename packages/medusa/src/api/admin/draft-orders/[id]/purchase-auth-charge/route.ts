@@ -4,14 +4,13 @@ import { updateOrderTaxLinesWorkflow } from "@medusajs/medusa/core-flows";
 import { toCentsRounded } from "../../../../../providers/purchase-auth/amounts";
 import { chargeStoredTokenWorkflow } from "../../../../../workflows/charge-stored-token";
 import type { StoredTokenChargeStatus } from "../../../../../workflows/charge-stored-token-result";
-import { convertDraft } from "../../../../../workflows/charged-drafts";
+import { convertDraft, draftPaid, unpaidDraftText } from "../../../../../workflows/charged-drafts";
 import type { ChargeDraftOrderBodyType } from "../../../../validators";
 
 interface OrderRow {
   id: string;
   status: string;
   is_draft_order: boolean | null;
-  total: unknown;
   customer_id: string | null;
   payment_collections?: Array<{ id: string } | null> | null;
 }
@@ -30,7 +29,7 @@ async function readOrder(req: AuthenticatedMedusaRequest, id: string): Promise<O
   const query = req.scope.resolve(ContainerRegistrationKeys.QUERY);
   const { data } = await query.graph({
     entity: "order",
-    fields: ["id", "status", "is_draft_order", "total", "customer_id", "payment_collections.id"],
+    fields: ["id", "status", "is_draft_order", "customer_id", "payment_collections.id"],
     filters: { id },
   });
   const order = data[0] as OrderRow | undefined;
@@ -77,11 +76,19 @@ export async function POST(
   // the job's run on the same order), and the draft may have been edited since its charge.
   const current = await readOrder(req, id);
   if (charged && current.is_draft_order) {
-    if (charge.amount === null || toCentsRounded(charge.amount) !== toCentsRounded(current.total)) {
-      throw new MedusaError(
-        MedusaError.Types.NOT_ALLOWED,
-        `The draft order's total (${current.total}) is not the amount charged (${charge.amount}): it changed after the charge, so it is not placed as paid. Charge the difference or cancel the payment, then convert it.`,
-      );
+    const figures = await draftPaid(req.scope, id);
+    if (figures !== undefined) {
+      // A 202 has no payment yet: what was sent is the charge's amount.
+      const paid = figures.paid ?? (charge.amount === null ? undefined : toCentsRounded(charge.amount));
+      if (paid !== figures.total) {
+        const after = await readOrder(req, id);
+        res.status(409).json({
+          message: `The ${unpaidDraftText(id, { ...figures, paid }, charge.payment_id ?? undefined)}`,
+          charge,
+          order: { id: after.id, status: after.status, is_draft_order: !!after.is_draft_order },
+        });
+        return;
+      }
     }
     const { kind, error } = await convertDraft(req.scope, id);
     if (kind === "failed") throw error;
