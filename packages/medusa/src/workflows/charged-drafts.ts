@@ -49,6 +49,8 @@ export interface DraftPaid {
  * plugin pay, net of refunds.
  */
 export async function draftPaid(container: MedusaContainer, orderId: string): Promise<DraftPaid | undefined> {
+  // Placed meanwhile (the admin route, another run): its tax lines are not the draft's to change.
+  if (!(await isDraft(container, orderId))) return undefined;
   await updateOrderTaxLinesWorkflow(container).run({ input: { order_id: orderId } });
   const total = await draftTotal(container, orderId);
   if (total === undefined) return undefined;
@@ -103,7 +105,7 @@ export function unpaidDraftText(
   { paid, total }: DraftPaid,
   paymentId = "<payment id>",
 ): string {
-  return `draft order ${orderId}: what was charged (${paid === undefined ? "nothing recorded yet" : formatCents(paid)}) does not pay its total (${formatCents(total)}); it changed after the charge, so it is not placed as paid. Cancel the payment (POST /admin/payments/${paymentId}/cancel), then charge the draft again.`;
+  return `draft order ${orderId}: what was charged (${paid === undefined ? "nothing recorded yet" : formatCents(paid)}) does not pay its total (${formatCents(total)}); it changed after the charge, so it is not placed as paid. Cancel the payment (POST /admin/payments/${paymentId}/cancel; refund it first if it was captured), then charge the draft again.`;
 }
 
 /** Flags the draft's live payments of this plugin (review_reason), once; true when it wrote it. */
@@ -145,7 +147,10 @@ async function draftTotal(container: MedusaContainer, orderId: string): Promise<
   return order ? toCentsRounded(order.total) : undefined;
 }
 
-/** Draft orders (ids above `afterId`) holding a live payment of this plugin. */
+/**
+ * Draft orders (ids above `afterId`) holding a live payment of this plugin, not flagged as not paid
+ * in full already: a person decides those (re-taxing them every run would rewrite their tax lines).
+ */
 async function chargedDrafts(container: MedusaContainer, afterId: string, limit: number): Promise<string[]> {
   const { rows } = await knexOf(container).raw(
     `select distinct o.id from "order" o
@@ -153,6 +158,7 @@ async function chargedDrafts(container: MedusaContainer, afterId: string, limit:
      join payment p on p.payment_collection_id = opc.payment_collection_id
        and p.deleted_at is null and p.canceled_at is null and p.provider_id like ?
      where o.is_draft_order = true and o.status = 'draft' and o.deleted_at is null and o.id > ?
+       and strpos(coalesce(p.data->>'review_reason', ''), 'draft order ' || o.id || ':') = 0
      order by o.id limit ?`,
     [OURS, afterId, limit],
   );
