@@ -114,10 +114,11 @@ async function flag(
 }
 
 /**
- * Gives up on the row's redo (`cause`: tried out, or a lookalike a person must tell apart): the row's stamp, the payment's flag
- * and its metadata key in one transaction (a crash leaves all or none), under the payment's lock (a
- * follow writing the payment's data back would drop a flag written meanwhile); then one ERROR line.
- * The row, and the rows waiting behind it, stay set aside. False: the redo did not settle.
+ * Gives up on the row's redo (`cause`: tried out, or lookalikes a person must tell apart): the
+ * row's stamp, the payment's flag and its metadata key in one transaction (a crash leaves all or
+ * none), under the payment's lock (a follow writing the payment's data back would drop a flag
+ * written meanwhile); then one ERROR line. The row, and the rows waiting behind it, stay set
+ * aside. False: the redo did not settle.
  */
 export async function giveUpOn(
   container: MedusaContainer,
