@@ -11,8 +11,8 @@ import { knexOf, OURS, SESSION_PAGE_SIZE } from "./lookups";
 // service's webhook, recorded the payment later; or the process stopped between the charge and the
 // conversion. The job converts every draft order whose live payments of this plugin pay its total,
 // as the route would have. A draft whose total changed after its charge (edited while the charge's
-// outcome was unknown) is not: converting it would place an order nobody paid in full. It is left
-// for a person, with a WARN line each run.
+// outcome was unknown) is not: converting it would place an order nobody paid in full. Its payment
+// is flagged for a person, once, and later runs leave it alone.
 
 /** How a conversion ended: converted, no longer a draft (someone else converted it), or not. */
 export type DraftConversion = "converted" | "not_a_draft" | "failed";

@@ -1,6 +1,7 @@
 import type { MedusaContainer } from "@medusajs/framework/types";
 import type { Knex } from "../providers/purchase-auth/session-sql";
 import { knexOf } from "./lookups";
+import type { Unsent } from "./set-aside";
 
 // The recorded-writes pass (recorded-writes.ts) redoes a capture or refund Medusa recorded that a
 // crash kept from the service. A redo that fails every run (the service refuses it for a reason
@@ -52,11 +53,6 @@ export interface RedoTries {
   asked_about: string[];
 }
 
-export interface SetAside {
-  kind: "capture" | "refund";
-  row: { id: string; metadata?: Record<string, unknown> | null };
-}
-
 function text(value: unknown): string | null {
   return typeof value === "string" && value !== "" ? value : null;
 }
@@ -90,7 +86,7 @@ export function triedOut(tries: RedoTries, now: Date): boolean {
 /** Merges `entries` into the row's redo record (one statement); returns the record written. */
 export async function mergeTries(
   container: MedusaContainer,
-  unsent: SetAside,
+  unsent: Unsent,
   entries: string,
   bindings: unknown[],
   db: Knex = knexOf(container),
@@ -109,7 +105,7 @@ export async function mergeTries(
  * Counts one more try of the row's redo, before it is made; the first stamps the pass's clock, each
  * this process's (redo_started_at).
  */
-export async function countTry(container: MedusaContainer, unsent: SetAside, now: Date): Promise<RedoTries> {
+export async function countTry(container: MedusaContainer, unsent: Unsent, now: Date): Promise<RedoTries> {
   const tries = `metadata->'${REDO_TRIES_KEY}'->>'tries'`;
   return await mergeTries(
     container,
@@ -124,7 +120,7 @@ export async function countTry(container: MedusaContainer, unsent: SetAside, now
 /** Keeps the try's failure (shortened: a log line's worth) with the row's tries. */
 export async function recordFailure(
   container: MedusaContainer,
-  unsent: SetAside,
+  unsent: Unsent,
   message: string,
 ): Promise<RedoTries> {
   return await mergeTries(container, unsent, `'last_error', ?::text`, [message.slice(0, 500)]);

@@ -29,15 +29,19 @@ export const GIVEN_UP_KEY = "purchase_auth_given_up";
 /** How the flag names a row: the one given up on, never a row waiting behind it. */
 const named = (rowId: string) => `(${rowId})`;
 
-/** The candidate query's condition (payment `p`): not a payment whose flag names its given-up row. */
-export const GIVEN_UP_SKIPPED = `not exists (
-  select 1 from capture c where c.payment_id = p.id and c.deleted_at is not null
-    and c.metadata->'${REDO_TRIES_KEY}'->>'given_up_at' is not null
-    and strpos(coalesce(p.data->>'review_reason', ''), '(' || c.id || ')') > 0
+/** The rows set aside and given up on, of every payment: kind, id, payment_id. */
+const GIVEN_UP_ROWS = `(select 'capture' as kind, c.id, c.payment_id from capture c
+    where c.deleted_at is not null and c.metadata->'${REDO_TRIES_KEY}'->>'given_up_at' is not null
   union all
-  select 1 from refund r where r.payment_id = p.id and r.deleted_at is not null
-    and r.metadata->'${REDO_TRIES_KEY}'->>'given_up_at' is not null
-    and strpos(coalesce(p.data->>'review_reason', ''), '(' || r.id || ')') > 0)`;
+  select 'refund', r.id, r.payment_id from refund r
+    where r.deleted_at is not null and r.metadata->'${REDO_TRIES_KEY}'->>'given_up_at' is not null)`;
+
+/** Whether payment `p`'s review_reason names the given-up row `g` (as the flag names it). */
+const FLAG_NAMES_ROW = `strpos(coalesce(p.data->>'review_reason', ''), '(' || g.id || ')') > 0`;
+
+/** The candidate query's condition (payment `p`): not a payment whose flag names its given-up row. */
+export const GIVEN_UP_SKIPPED = `not exists (select 1 from ${GIVEN_UP_ROWS} g
+  where g.payment_id = p.id and ${FLAG_NAMES_ROW})`;
 
 /** A row set aside behind the one given up on, waiting for its turn. */
 interface WaitingRow {
@@ -208,13 +212,8 @@ export async function markEarlierGiveUps(container: MedusaContainer): Promise<vo
   await knexOf(container).raw(
     `update payment p set metadata = coalesce(p.metadata, '{}'::jsonb)
        || jsonb_build_object('${GIVEN_UP_KEY}', jsonb_build_object('kind', g.kind, 'row_id', g.id))
-     from (select 'capture' as kind, c.id, c.payment_id from capture c
-             where c.deleted_at is not null and c.metadata->'${REDO_TRIES_KEY}'->>'given_up_at' is not null
-           union all
-           select 'refund', r.id, r.payment_id from refund r
-             where r.deleted_at is not null and r.metadata->'${REDO_TRIES_KEY}'->>'given_up_at' is not null) g
-     where p.id = g.payment_id and p.deleted_at is null
-       and strpos(coalesce(p.data->>'review_reason', ''), '(' || g.id || ')') > 0
+     from ${GIVEN_UP_ROWS} g
+     where p.id = g.payment_id and p.deleted_at is null and ${FLAG_NAMES_ROW}
        and p.metadata->'${GIVEN_UP_KEY}' is null`,
     [],
   );
